@@ -1,0 +1,47 @@
+/*
+ * The hcomp ops table. Reads and writes of contiguous extents are ours; the strided,
+ * collective and nonblocking paths are ROMIO's generic ones on top of them, which is
+ * correct because every write is visible to every opener as soon as it returns
+ * (the mapping file is an append-only log that readers refresh), exactly as on a
+ * POSIX file system: ROMIO's locks (fcntl on the mapping file), data sieving and
+ * two-phase read-modify-write keep their meaning.
+ */
+
+#include "ad_hcomp.h"
+
+struct ADIOI_Fns_struct ADIO_HCOMP_operations = {
+    ADIOI_HCOMP_Open,           /* Open */
+    ADIOI_GEN_OpenColl,         /* OpenColl */
+    ADIOI_HCOMP_ReadContig,     /* ReadContig */
+    ADIOI_HCOMP_WriteContig,    /* WriteContig */
+    ADIOI_GEN_ReadStridedColl,  /* ReadStridedColl */
+    ADIOI_GEN_WriteStridedColl, /* WriteStridedColl */
+    ADIOI_GEN_SeekIndividual,   /* SeekIndividual */
+    ADIOI_HCOMP_Fcntl,          /* Fcntl */
+    ADIOI_HCOMP_SetInfo,        /* SetInfo */
+    ADIOI_GEN_ReadStrided,      /* ReadStrided */
+    ADIOI_GEN_WriteStrided,     /* WriteStrided */
+    ADIOI_HCOMP_Close,          /* Close */
+    /* fd_sys is the mapping file, not the data: never hand it to POSIX aio. */
+    ADIOI_FAKE_IreadContig,     /* IreadContig */
+    ADIOI_FAKE_IwriteContig,    /* IwriteContig */
+    ADIOI_GEN_IODone,           /* ReadDone */
+    ADIOI_GEN_IODone,           /* WriteDone */
+    ADIOI_GEN_IOComplete,       /* ReadComplete */
+    ADIOI_GEN_IOComplete,       /* WriteComplete */
+    ADIOI_GEN_IreadStrided,     /* IreadStrided */
+    ADIOI_GEN_IwriteStrided,    /* IwriteStrided */
+    ADIOI_HCOMP_Flush,          /* Flush */
+    ADIOI_HCOMP_Resize,         /* Resize */
+    ADIOI_HCOMP_Delete,         /* Delete */
+    ADIOI_GEN_Feature,          /* Features */
+    "HCOMP: ROMIO driver for hcomp compressed multi-tier storage",
+    ADIOI_GEN_IreadStridedColl, /* IreadStridedColl */
+    ADIOI_GEN_IwriteStridedColl,        /* IwriteStridedColl */
+    /* same choice as ad_ufs */
+#if defined(F_SETLKW64)
+    ADIOI_GEN_SetLock           /* SetLock */
+#else
+    ADIOI_GEN_SetLock64         /* SetLock */
+#endif
+};

@@ -1,0 +1,36 @@
+/*
+ * hcomp: compressed, tier-aware storage behind the "hcomp:" prefix.
+ * The ROMIO glue only: all logic lives in libhcomp (hcomp.h).
+ */
+#ifndef AD_HCOMP_H_INCLUDED
+#define AD_HCOMP_H_INCLUDED
+
+#include "adio.h"
+#include <hcomp.h>
+
+/* Per-open state kept in fd->fs_ptr. */
+typedef struct ADIOI_HCOMP_State {
+    hcomp_file *file;
+} ADIOI_HCOMP_State;
+
+void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code);
+void ADIOI_HCOMP_Close(ADIO_File fd, int *error_code);
+void ADIOI_HCOMP_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                            int *error_code);
+void ADIOI_HCOMP_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                             int *error_code);
+void ADIOI_HCOMP_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
+void ADIOI_HCOMP_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+void ADIOI_HCOMP_Flush(ADIO_File fd, int *error_code);
+void ADIOI_HCOMP_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+void ADIOI_HCOMP_Delete(const char *filename, int *error_code);
+
+/* Turn a libhcomp error into an MPI error code whose MPI_Error_string carries
+ * the library's message (which names the file and the cause). */
+int ADIOI_HCOMP_Error(const char *myname, const hcomp_error * err);
+/* The open file, or NULL with *error_code set (deferred open, closed file). */
+hcomp_file *ADIOI_HCOMP_File(ADIO_File fd, const char *myname, int *error_code);
+
+#endif /* AD_HCOMP_H_INCLUDED */

@@ -1,0 +1,84 @@
+/*
+ * Open: the options come from the hcomp_* keys that SetInfo validated into
+ * fd->info, so a re-open (ROMIO opens twice when it creates) sees the same ones.
+ */
+
+#include "ad_hcomp.h"
+
+static hcomp_options *options_from_info(MPI_Info info)
+{
+    hcomp_options *opts = hcomp_options_new();
+    if (opts == NULL || info == MPI_INFO_NULL)
+        return opts;
+    char value[MPI_MAX_INFO_VAL + 1];
+    for (size_t i = 0; i < hcomp_options_count(); i++) {
+        int flag = 0;
+        const char *key = hcomp_options_key(i);
+        ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+        if (flag) {
+            hcomp_error err;
+            /* already validated by SetInfo; a failure here leaves the default */
+            (void) hcomp_options_set(opts, key, value, &err);
+        }
+    }
+    return opts;
+}
+
+void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_HCOMP_OPEN";
+    int flags = 0, nprocs = 1;
+    mode_t perm;
+    hcomp_error err;
+
+    if (fd->perm == ADIO_PERM_NULL) {
+        mode_t old_mask = umask(022);
+        umask(old_mask);
+        perm = old_mask ^ 0666;
+    } else
+        perm = (mode_t) fd->perm;
+
+    if (fd->access_mode & ADIO_CREATE)
+        flags |= HCOMP_O_CREAT;
+    if (fd->access_mode & ADIO_EXCL)
+        flags |= HCOMP_O_EXCL;
+    if (fd->access_mode & ADIO_RDONLY)
+        flags |= HCOMP_O_RDONLY;
+    if (fd->access_mode & ADIO_WRONLY)
+        flags |= HCOMP_O_WRONLY;
+    if (fd->access_mode & ADIO_RDWR)
+        flags |= HCOMP_O_RDWR;
+    MPI_Comm_size(fd->comm, &nprocs);
+
+    ADIOI_HCOMP_State *st = ADIOI_Calloc(1, sizeof(*st));
+    hcomp_options *opts = options_from_info(fd->info);
+    if (opts == NULL) {
+        err.code = HCOMP_E_NOMEM;
+        snprintf(err.msg, sizeof(err.msg), "%s: out of memory", fd->filename);
+        ADIOI_Free(st);
+        *error_code = ADIOI_HCOMP_Error(myname, &err);
+        return;
+    }
+    int rc = hcomp_file_open(fd->filename, flags, perm, nprocs, opts, &st->file, &err);
+    hcomp_options_free(opts);
+    if (rc != HCOMP_OK) {
+        ADIOI_Free(st);
+        fd->fd_sys = -1;
+        *error_code = ADIOI_HCOMP_Error(myname, &err);
+        return;
+    }
+    fd->fs_ptr = st;
+    /* ROMIO's byte-range locks (atomic mode, data sieving) go on the mapping file. */
+    fd->fd_sys = hcomp_file_fd(st->file);
+    fd->fd_direct = -1;
+
+    if (fd->access_mode & ADIO_APPEND) {
+        uint64_t size = 0;
+        if (hcomp_file_size(st->file, &size, &err) != HCOMP_OK) {
+            *error_code = ADIOI_HCOMP_Error(myname, &err);
+            return;
+        }
+        fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) size;
+    }
+    *error_code = MPI_SUCCESS;
+}

@@ -1,0 +1,38 @@
+/*
+ * WriteContig: one contiguous write is one task for libhcomp. At a two-phase
+ * aggregator this is the collective buffer (cb_buffer_size, 16 MiB by default).
+ */
+
+#include "ad_hcomp.h"
+
+void ADIOI_HCOMP_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                             int *error_code)
+{
+    static char myname[] = "ADIOI_HCOMP_WRITECONTIG";
+    MPI_Count datatype_size;
+    hcomp_error err;
+
+    hcomp_file *f = ADIOI_HCOMP_File(fd, myname, error_code);
+    if (f == NULL)
+        return;
+    MPI_Type_size_x(datatype, &datatype_size);
+    ADIO_Offset len = (ADIO_Offset) datatype_size * (ADIO_Offset) count;
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        offset = fd->fp_ind;
+
+    if (len > 0 && hcomp_file_pwrite(f, buf, (uint64_t) len, (uint64_t) offset, &err) != HCOMP_OK) {
+        fd->fp_sys_posn = -1;
+        *error_code = ADIOI_HCOMP_Error(myname, &err);
+        return;
+    }
+    fd->dirty_write = 1;
+    fd->fp_sys_posn = offset + len;
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind += len;
+#ifdef HAVE_STATUS_SET_BYTES
+    if (status)
+        MPIR_Status_set_bytes(status, datatype, len);
+#endif
+    *error_code = MPI_SUCCESS;
+}

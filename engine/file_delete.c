@@ -1,0 +1,95 @@
+/* Deleting a logical file: every segment the mapping file names (and whatever
+ * else sits in those per-file segment directories), the directories, then the
+ * mapping file. A file that is not an hcomp file is left alone. */
+#include "file_internal.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Remove the segment files (*.seg) in a per-file segment directory, then it. */
+static int remove_segment_dir(const char *file, const char *dir, hcomp_error *err)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? HCOMP_OK
+            : hcomp_fail_errno(err, errno, "%s: opening segment directory %s", file, dir);
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        close(dfd);
+        return hcomp_fail_errno(err, errno, "%s: reading segment directory %s", file, dir);
+    }
+    struct dirent *e;
+    int rc = HCOMP_OK;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".seg") == 0 &&
+            unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT && rc == HCOMP_OK)
+            rc = hcomp_fail_errno(err, errno, "%s: removing %s/%s", file, dir, e->d_name);
+    }
+    closedir(d);
+    if (rc == HCOMP_OK && rmdir(dir) != 0 && errno != ENOENT)
+        rc = hcomp_fail_errno(err, errno, "%s: removing segment directory %s", file, dir);
+    return rc;
+}
+
+int hcomp_file_delete(const char *path, hcomp_error *err)
+{
+    hcomp_ok(err);
+    hcomp_options *opts = hcomp_options_new();
+    if (opts == NULL)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+    /* read-only replay of the log; the embedded configuration is enough for that */
+    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);
+    hcomp_file *f;
+    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, err);
+    hcomp_options_free(opts);
+    if (rc != HCOMP_OK)
+        return rc;
+    /* segment files first, then each distinct directory */
+    for (size_t i = 0; i < f->nsegs && rc == HCOMP_OK; i++) {
+        const char *p = f->segs[i].path;
+        if (p && unlink(p) != 0 && errno != ENOENT)
+            rc = hcomp_fail_errno(err, errno, "%s: removing segment %s", path, p);
+    }
+    for (size_t i = 0; i < f->nsegs && rc == HCOMP_OK; i++) {
+        if (f->segs[i].path == NULL)
+            continue;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s", f->segs[i].path);
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL)
+            continue;
+        *slash = '\0';
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) {
+            const char *q = f->segs[j].path;
+            seen = q && strncmp(q, dir, strlen(dir)) == 0 && q[strlen(dir)] == '/';
+        }
+        if (!seen)
+            rc = remove_segment_dir(path, dir, err);
+    }
+    hcomp_error cerr;
+    hcomp_file_close(f, &cerr);
+    if (rc == HCOMP_OK && unlink(path) != 0)
+        rc = hcomp_fail_errno(err, errno, "%s: removing the mapping file", path);
+    return rc;
+}
+
+int hcomp_is_hcomp_file(const char *path)
+{
+    unsigned char magic[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    long long got = hcomp_pread_full(fd, magic, sizeof(magic), 0);
+    close(fd);
+    return got == (long long) sizeof(magic) && memcmp(magic, HCOMP_MAP_MAGIC, 8) == 0;
+}

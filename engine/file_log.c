@@ -1,0 +1,200 @@
+/* Replaying and appending the mapping file's log. */
+#include "file_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int hcomp_grow(unsigned char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    unsigned char *p = realloc(*buf, n);
+    if (p == NULL)
+        return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+static int find_segment(const hcomp_file *f, uint64_t id)
+{
+    for (size_t i = f->nsegs; i-- > 0;)  /* recent segments are looked up most */
+        if (f->segs[i].id == id)
+            return (int) i;
+    return -1;
+}
+
+static int add_segment(hcomp_file *f, uint64_t id, const char *tier, size_t tl, const char *path,
+                       size_t pl)
+{
+    if (f->nsegs == f->capsegs) {
+        size_t cap = f->capsegs ? f->capsegs * 2 : 16;
+        hcomp_segment *s = realloc(f->segs, cap * sizeof(*s));
+        if (s == NULL)
+            return -1;
+        f->segs = s;
+        f->capsegs = cap;
+    }
+    hcomp_segment *s = &f->segs[f->nsegs];
+    s->id = id;
+    s->fd = -1;
+    s->tier = strndup(tier, tl);
+    s->path = path ? strndup(path, pl) : NULL;
+    if (s->tier == NULL || (path && s->path == NULL)) {
+        free(s->tier);
+        free(s->path);
+        return -1;
+    }
+    f->nsegs++;
+    return (int) f->nsegs - 1;
+}
+
+static int apply_segment(hcomp_file *f, const hcomp_map_record *r)
+{
+    int i = find_segment(f, r->u.seg.id);
+    char path[PATH_MAX];
+    if ((size_t) r->u.seg.dir_len + 1 + r->u.seg.file_len + 1 > sizeof(path))
+        return -1;
+    memcpy(path, r->u.seg.dir, r->u.seg.dir_len);
+    path[r->u.seg.dir_len] = '/';
+    memcpy(path + r->u.seg.dir_len + 1, r->u.seg.file, r->u.seg.file_len);
+    size_t pl = (size_t) r->u.seg.dir_len + 1 + r->u.seg.file_len;
+    path[pl] = '\0';
+    if (i >= 0) {           /* a piece named it before its record arrived */
+        if (f->segs[i].path == NULL && (f->segs[i].path = strdup(path)) == NULL)
+            return -1;
+        return 0;
+    }
+    return add_segment(f, r->u.seg.id, r->u.seg.tier, r->u.seg.tier_len, path, pl) < 0 ? -1 : 0;
+}
+
+static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
+{
+    int s = find_segment(f, r->u.piece.seg_id);
+    if (s < 0 && (s = add_segment(f, r->u.piece.seg_id, "?", 1, NULL, 0)) < 0)
+        return -1;
+    if (f->npieces == f->cappieces) {
+        size_t cap = f->cappieces ? f->cappieces * 2 : 256;
+        hcomp_piece *p = realloc(f->pieces, cap * sizeof(*p));
+        if (p == NULL)
+            return -1;
+        f->pieces = p;
+        f->cappieces = cap;
+    }
+    if (f->npieces >= UINT32_MAX)
+        return -1;
+    uint32_t idx = (uint32_t) f->npieces;
+    hcomp_piece *p = &f->pieces[f->npieces++];
+    p->seg = (uint32_t) s;
+    p->seg_off = r->u.piece.seg_off;
+    p->stored_len = r->u.piece.stored_len;
+    p->raw_len = r->u.piece.raw_len;
+    p->crc = r->u.piece.crc;
+    p->codec = r->u.piece.codec;
+    p->filter = r->u.piece.filter;
+    p->start = 0;
+    for (uint32_t i = 0; i < r->u.piece.nextents; i++) {
+        hcomp_map_extent me;
+        hcomp_map_extent_at(r, i, &me);
+        if (i == 0)
+            p->start = me.off - me.piece_off;
+        hcomp_extent e = {me.off, me.len, idx, me.piece_off};
+        if (hcomp_extent_map_insert(&f->map, &e) != 0)
+            return -1;
+        if (me.off + me.len > f->size)
+            f->size = me.off + me.len;
+    }
+    if (f->cache_piece >= 0 && (uint32_t) f->cache_piece == idx)
+        f->cache_piece = -1;
+    return 0;
+}
+
+static void apply_size(hcomp_file *f, const hcomp_map_record *r)
+{
+    if (r->u.size.mode == HCOMP_SIZE_SET) {
+        hcomp_extent_map_truncate(&f->map, r->u.size.size);
+        f->size = r->u.size.size;
+    } else if (r->u.size.size > f->size)
+        f->size = r->u.size.size;
+}
+
+int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
+{
+    struct stat st;
+    if (fstat(f->map_fd, &st) != 0)
+        return hcomp_fail_errno(err, errno, "%s: stat of the mapping file", f->path);
+    uint64_t end = (uint64_t) st.st_size;
+    if (end <= f->consumed)
+        return HCOMP_OK;
+    size_t len = (size_t) (end - f->consumed);
+    if (hcomp_grow(&f->logbuf, &f->logbuf_cap, len) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading the mapping file", f->path);
+    long long got = hcomp_pread_full(f->map_fd, f->logbuf, len, f->consumed);
+    if (got < 0)
+        return hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
+    size_t pos = 0, avail = (size_t) got;
+    for (;;) {
+        hcomp_map_record rec;
+        int r = hcomp_map_next(f->logbuf, avail, &pos, &rec, &f->skipped);
+        if (r == HCOMP_MAP_INCOMPLETE)
+            break;
+        if (r == HCOMP_MAP_DAMAGED)
+            continue;
+        int rc = 0;
+        if (rec.type == HCOMP_REC_SEGMENT)
+            rc = apply_segment(f, &rec);
+        else if (rec.type == HCOMP_REC_PIECE)
+            rc = apply_piece(f, &rec);
+        else if (rec.type == HCOMP_REC_SIZE)
+            apply_size(f, &rec);
+        if (rc != 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the mapping file",
+                              f->path);
+    }
+    f->consumed += pos;
+    return HCOMP_OK;
+}
+
+int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err)
+{
+    if (records->len == 0)
+        return HCOMP_OK;
+    /* One write(2) on an O_APPEND descriptor: the records land whole and in one
+     * place even with other writers appending at the same time. */
+    ssize_t n;
+    do
+        n = write(f->map_fd, records->p, records->len);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return hcomp_fail_errno(err, errno, "%s: appending to the mapping file", f->path);
+    if ((size_t) n != records->len)
+        return hcomp_fail(err, HCOMP_E_NOSPC, "%s: the mapping file's file system took only %zd "
+                          "of %zu bytes (full?); the write is not recorded", f->path, n,
+                          records->len);
+    return HCOMP_OK;
+}
+
+void hcomp_log_free(hcomp_file *f)
+{
+    for (size_t i = 0; i < f->nsegs; i++) {
+        if (f->segs[i].fd >= 0)
+            close(f->segs[i].fd);
+        free(f->segs[i].tier);
+        free(f->segs[i].path);
+    }
+    free(f->segs);
+    free(f->pieces);
+    free(f->logbuf);
+    hcomp_extent_map_free(&f->map);
+    f->segs = NULL;
+    f->pieces = NULL;
+    f->logbuf = NULL;
+    f->nsegs = f->npieces = 0;
+}

@@ -1,0 +1,288 @@
+/* Opening, creating, closing, syncing and resizing logical files. */
+#include "file_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void id_to_hex(const uint8_t id[16], char out[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+static int new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err, const char *path)
+{
+    hcomp_map_header h;
+    struct timespec ts;
+    h.version = HCOMP_MAP_VERSION;
+    if (hcomp_random_bytes(h.file_id, sizeof(h.file_id)) != 0)
+        return hcomp_fail_errno(err, errno, "%s: no random file id", path);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    h.created_ns = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    hcomp_map_header_encode(&h, out);
+    return HCOMP_OK;
+}
+
+/* Create the mapping file with its header in one step: write a temporary file
+ * and link(2) it into place, so no other opener ever sees a file without a
+ * header, and exclusive creation is decided by the link. Returns HCOMP_OK,
+ * HCOMP_E_EXIST, or another error. */
+static int create_mapping_file(const char *path, mode_t perm, hcomp_error *err)
+{
+    unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
+    int rc = new_header(hdr, err, path);
+    if (rc != HCOMP_OK)
+        return rc;
+    char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    snprintf(base, sizeof(base), "%s", path);
+    uint32_t r;
+    hcomp_random_bytes(&r, sizeof(r));
+    if (snprintf(tmp, sizeof(tmp), "%s/.%.100s.hcomp-new-%08x", dirname(dir), basename(base), r)
+        >= (int) sizeof(tmp))
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perm);
+    if (fd < 0)
+        return hcomp_fail_errno(err, errno, "%s: cannot create the mapping file", path);
+    if (hcomp_write_full(fd, hdr, sizeof(hdr)) != 0) {
+        rc = hcomp_fail_errno(err, errno, "%s: writing the mapping file header", path);
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    close(fd);
+    if (link(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        if (e == EEXIST)
+            return HCOMP_E_EXIST;
+        if (e != EPERM && e != ENOTSUP && e != EOPNOTSUPP)
+            return hcomp_fail_errno(err, e, "%s: cannot create the mapping file", path);
+        /* no hard links here: fall back to O_EXCL and write the header after */
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, perm);
+        if (fd < 0)
+            return errno == EEXIST ? HCOMP_E_EXIST
+                : hcomp_fail_errno(err, errno, "%s: cannot create the mapping file", path);
+        rc = hcomp_write_full(fd, hdr, sizeof(hdr)) == 0 ? HCOMP_OK
+            : hcomp_fail_errno(err, errno, "%s: writing the mapping file header", path);
+        close(fd);
+        return rc;
+    }
+    unlink(tmp);
+    return HCOMP_OK;
+}
+
+/* Read and check the header of an open mapping file. An empty file opened for
+ * writing becomes an empty hcomp file (nothing in it can be lost). */
+static int load_header(hcomp_file *f, hcomp_error *err)
+{
+    unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
+    long long got = hcomp_pread_full(f->map_fd, hdr, sizeof(hdr), 0);
+    if (got < 0)
+        return hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
+    if (got == 0 && f->writable) {
+        int rc = new_header(hdr, err, f->path);
+        if (rc != HCOMP_OK)
+            return rc;
+        if (hcomp_write_full(f->map_fd, hdr, sizeof(hdr)) != 0)
+            return hcomp_fail_errno(err, errno, "%s: writing the mapping file header", f->path);
+        got = sizeof(hdr);
+    }
+    int rc = hcomp_map_header_decode(hdr, (size_t) got, &f->hdr, f->path, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    id_to_hex(f->hdr.file_id, f->id_hex);
+    f->consumed = HCOMP_MAP_HEADER_SIZE;
+    return HCOMP_OK;
+}
+
+static void file_free(hcomp_file *f)
+{
+    hcomp_tier_writers_close(f);
+    hcomp_log_free(f);
+    if (f->map_fd >= 0)
+        close(f->map_fd);
+    free(f->scratch);
+    free(f->rbuf);
+    free(f->cache);
+    hcomp_bytes_free(&f->batch);
+    free(f->path);
+    free(f);
+}
+
+int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
+                    const hcomp_options *opts, hcomp_file **out, hcomp_error *err)
+{
+    *out = NULL;
+    hcomp_ok(err);
+    if (path == NULL || path[0] == '\0')
+        return hcomp_fail(err, HCOMP_E_INVAL, "empty file name");
+    int nmodes = !!(flags & HCOMP_O_RDONLY) + !!(flags & HCOMP_O_WRONLY) + !!(flags & HCOMP_O_RDWR);
+    if (nmodes != 1)
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: open needs exactly one of read-only, "
+                          "write-only, read-write", path);
+    if ((flags & HCOMP_O_RDONLY) && (flags & (HCOMP_O_CREAT | HCOMP_O_EXCL)))
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: cannot create a file opened read-only", path);
+
+    hcomp_file *f = calloc(1, sizeof(*f));
+    if (f == NULL || (f->path = strdup(path)) == NULL) {
+        free(f);
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+    }
+    f->map_fd = -1;
+    f->cache_piece = -1;
+    f->perm = perm & 0777;
+    f->sharers = sharers > 0 ? sharers : 1;
+    f->writable = !(flags & HCOMP_O_RDONLY);
+    hcomp_extent_map_init(&f->map);
+    if (opts)
+        f->opts = *opts;
+    else {
+        hcomp_options *d = hcomp_options_new();
+        if (d == NULL) {
+            file_free(f);
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+        }
+        f->opts = *d;
+        hcomp_options_free(d);
+    }
+
+    int rc = hcomp_tier_config_load(f->opts.config, &f->cfg, err);
+    if (rc != HCOMP_OK) {
+        char msg[HCOMP_ERROR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+        hcomp_fail(err, rc, "%s: %s", path, msg);
+        file_free(f);
+        return rc;
+    }
+    if (f->writable) {
+        for (int t = 0; t < f->cfg.ntiers; t++) {
+            if ((rc = hcomp_tier_check(&f->cfg.tier[t], path, err)) != HCOMP_OK) {
+                file_free(f);
+                return rc;
+            }
+        }
+    }
+
+    if (flags & HCOMP_O_CREAT) {
+        rc = create_mapping_file(path, f->perm, err);
+        if (rc == HCOMP_E_EXIST && (flags & HCOMP_O_EXCL)) {
+            file_free(f);
+            return hcomp_fail(err, HCOMP_E_EXIST, "%s: file exists (exclusive create)", path);
+        }
+        if (rc != HCOMP_OK && rc != HCOMP_E_EXIST) {
+            file_free(f);
+            return rc;
+        }
+    }
+    f->map_fd = open(path, (f->writable ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC);
+    if (f->map_fd < 0) {
+        rc = hcomp_fail_errno(err, errno, "%s: cannot open", path);
+        file_free(f);
+        return rc;
+    }
+    struct stat st;
+    if (fstat(f->map_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = hcomp_fail(err, HCOMP_E_NOTHCOMP, "%s is not a regular file, so not an hcomp file", path);
+        file_free(f);
+        return rc;
+    }
+    if ((rc = load_header(f, err)) != HCOMP_OK || (rc = hcomp_log_refresh(f, err)) != HCOMP_OK) {
+        file_free(f);
+        return rc;
+    }
+    *out = f;
+    return HCOMP_OK;
+}
+
+int hcomp_file_close(hcomp_file *f, hcomp_error *err)
+{
+    hcomp_ok(err);
+    if (f == NULL)
+        return HCOMP_OK;
+    int rc = HCOMP_OK;
+    for (int t = 0; t < HCOMP_MAX_TIERS; t++)
+        if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && close(f->tw[t].seg_fd) != 0 && rc == HCOMP_OK)
+            rc = hcomp_fail_errno(err, errno, "%s: closing segment in %s", f->path, f->tw[t].dir);
+    for (int t = 0; t < HCOMP_MAX_TIERS; t++)
+        f->tw[t].seg_fd = -1;
+    if (f->map_fd >= 0 && close(f->map_fd) != 0 && rc == HCOMP_OK)
+        rc = hcomp_fail_errno(err, errno, "%s: closing the mapping file", f->path);
+    f->map_fd = -1;
+    file_free(f);
+    return rc;
+}
+
+int hcomp_file_fd(const hcomp_file *f)
+{
+    return f->map_fd;
+}
+
+int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error *err)
+{
+    hcomp_ok(err);
+    char now[PATH_MAX], want[PATH_MAX];
+    hcomp_options_get(&f->opts, "hcomp_config", now, sizeof(now));
+    hcomp_options_get(opts, "hcomp_config", want, sizeof(want));
+    if (strcmp(now, want) != 0)
+        return hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: hcomp_config cannot change while the file "
+                          "is open (open it with the new configuration instead)", f->path);
+    f->opts = *opts;
+    return HCOMP_OK;
+}
+
+int hcomp_file_sync(hcomp_file *f, hcomp_error *err)
+{
+    hcomp_ok(err);
+    if (!f->writable)
+        return HCOMP_OK;
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && fsync(f->tw[t].seg_fd) != 0)
+            return hcomp_fail_errno(err, errno, "%s: sync of segment %s/%s on tier \"%s\"", f->path,
+                                    f->tw[t].dir, f->tw[t].seg_name, f->cfg.tier[t].name);
+    if (fsync(f->map_fd) != 0)
+        return hcomp_fail_errno(err, errno, "%s: sync of the mapping file", f->path);
+    return HCOMP_OK;
+}
+
+int hcomp_file_size(hcomp_file *f, uint64_t *size, hcomp_error *err)
+{
+    hcomp_ok(err);
+    int rc = hcomp_log_refresh(f, err);
+    if (rc == HCOMP_OK)
+        *size = f->size;
+    return rc;
+}
+
+static int append_size(hcomp_file *f, uint64_t size, int mode, hcomp_error *err)
+{
+    hcomp_ok(err);
+    if (!f->writable)
+        return hcomp_fail(err, HCOMP_E_RDONLY, "%s: opened read-only", f->path);
+    if (size > HCOMP_PIECE_MAX_OFFSET_BYTES)
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: size %llu is beyond hcomp's limit of 256 TiB",
+                          f->path, (unsigned long long) size);
+    f->batch.len = 0;
+    if (hcomp_map_encode_size(&f->batch, size, mode) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    int rc = hcomp_log_append(f, &f->batch, err);
+    return rc == HCOMP_OK ? hcomp_log_refresh(f, err) : rc;
+}
+
+int hcomp_file_truncate(hcomp_file *f, uint64_t size, hcomp_error *err)
+{
+    return append_size(f, size, HCOMP_SIZE_SET, err);
+}
+
+int hcomp_file_extend(hcomp_file *f, uint64_t size, hcomp_error *err)
+{
+    return append_size(f, size, HCOMP_SIZE_GROW, err);
+}

@@ -1,0 +1,129 @@
+/* Reading: replay what others appended, then copy from the pieces that overlap
+ * the range (decoding each at most once; a piece read whole is decoded straight
+ * into the caller's buffer) and zeros for holes. */
+#include "file_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len, hcomp_error *err)
+{
+    if (s->fd >= 0)
+        return HCOMP_OK;
+    if (s->path == NULL)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: logical bytes [%llu, %llu) are in segment "
+                          "%016llx, which the mapping file never names", f->path,
+                          (unsigned long long) off, (unsigned long long) (off + len),
+                          (unsigned long long) s->id);
+    s->fd = open(s->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (s->fd < 0)
+        return hcomp_fail_errno(err, errno, "%s: logical bytes [%llu, %llu) are stored on tier "
+                                "\"%s\" in %s, which cannot be opened", f->path,
+                                (unsigned long long) off, (unsigned long long) (off + len),
+                                s->tier, s->path);
+    return HCOMP_OK;
+}
+
+int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    hcomp_segment *s = &f->segs[p->seg];
+    int rc = segment_fd(f, s, p->start, p->raw_len, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
+    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, total) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
+    long long got = hcomp_pread_full(s->fd, f->rbuf, total, p->seg_off);
+    if (got < 0)
+        return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
+    hcomp_piece_header h;
+    if ((size_t) got < total)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece at %llu of %s (tier \"%s\") is truncated "
+                          "(%lld of %zu bytes); logical bytes from %llu cannot be read", f->path,
+                          (unsigned long long) p->seg_off, s->path, s->tier, got, total,
+                          (unsigned long long) p->start);
+    if (hcomp_piece_header_decode(f->rbuf, &h) != 0 || h.raw_len != p->raw_len ||
+        h.stored_len != p->stored_len || h.codec != p->codec ||
+        h.start != (p->start & HCOMP_PIECE_MAX_OFFSET))
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece header at %llu of %s (tier \"%s\") does "
+                          "not match the mapping file", f->path, (unsigned long long) p->seg_off,
+                          s->path, s->tier);
+    const unsigned char *payload = f->rbuf + HCOMP_PIECE_HEADER_SIZE;
+    if (hcomp_crc32(payload, p->stored_len) != p->crc)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: checksum mismatch in the piece at %llu of %s "
+                          "(tier \"%s\", logical bytes from %llu): the stored data is damaged",
+                          f->path, (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) p->start);
+    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
+    if (c == NULL)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown codec id %u in %s", f->path,
+                          (unsigned) p->codec, s->path);
+    if (c->decompress(payload, p->stored_len, dst, p->raw_len) != HCOMP_OK)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
+                          "(tier \"%s\")", f->path, c->name, (unsigned long long) p->seg_off,
+                          s->path, s->tier);
+    return HCOMP_OK;
+}
+
+/* The logical bytes of a piece, through the one-piece cache. */
+static int piece_bytes(hcomp_file *f, uint32_t idx, const unsigned char **out, hcomp_error *err)
+{
+    if (f->cache_piece != (int64_t) idx) {
+        if (hcomp_grow(&f->cache, &f->cache_cap, f->pieces[idx].raw_len ? f->pieces[idx].raw_len : 1) != 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        f->cache_piece = -1;
+        int rc = hcomp_piece_load(f, idx, f->cache, err);
+        if (rc != HCOMP_OK)
+            return rc;
+        f->cache_piece = idx;
+    }
+    *out = f->cache;
+    return HCOMP_OK;
+}
+
+int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *nread,
+                     hcomp_error *err)
+{
+    hcomp_ok(err);
+    *nread = 0;
+    int rc = hcomp_log_refresh(f, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    if (off >= f->size || len == 0)
+        return HCOMP_OK;
+    uint64_t end = f->size - off < len ? f->size : off + len;
+    unsigned char *out = buf;
+    uint64_t cur = off;
+    size_t i = hcomp_extent_map_find(&f->map, off);
+    while (cur < end) {
+        const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
+        if (e == NULL || e->off > cur) {        /* a hole */
+            uint64_t stop = (e && e->off < end) ? e->off : end;
+            memset(out + (cur - off), 0, (size_t) (stop - cur));
+            cur = stop;
+            continue;
+        }
+        uint64_t stop = e->off + e->len < end ? e->off + e->len : end;
+        uint64_t in_piece = e->piece_off + (cur - e->off);
+        const hcomp_piece *p = &f->pieces[e->piece];
+        if (in_piece == 0 && stop - cur == p->raw_len && f->cache_piece != (int64_t) e->piece) {
+            rc = hcomp_piece_load(f, e->piece, out + (cur - off), err);
+        } else {
+            const unsigned char *bytes = NULL;
+            rc = piece_bytes(f, e->piece, &bytes, err);
+            if (rc == HCOMP_OK)
+                memcpy(out + (cur - off), bytes + in_piece, (size_t) (stop - cur));
+        }
+        if (rc != HCOMP_OK)
+            return rc;
+        cur = stop;
+        i++;
+    }
+    *nread = end - off;
+    return HCOMP_OK;
+}

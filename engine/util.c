@@ -1,0 +1,218 @@
+/* Error reporting, parsing of sizes and units, checksums, ids, full I/O. */
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <zlib.h>
+
+const char *hcomp_code_name(int code)
+{
+    static const char *const names[] = {
+        "HCOMP_OK", "HCOMP_E_INVAL", "HCOMP_E_NOENT", "HCOMP_E_EXIST", "HCOMP_E_ACCESS",
+        "HCOMP_E_NOSPC", "HCOMP_E_NOTHCOMP", "HCOMP_E_VERSION", "HCOMP_E_CORRUPT",
+        "HCOMP_E_IO", "HCOMP_E_NOMEM", "HCOMP_E_UNSUPPORTED", "HCOMP_E_RDONLY"};
+    if (code < 0 || (size_t) code >= sizeof(names) / sizeof(names[0]))
+        return "HCOMP_E_UNKNOWN";
+    return names[code];
+}
+
+void hcomp_ok(hcomp_error *err)
+{
+    if (err) {
+        err->code = HCOMP_OK;
+        err->msg[0] = '\0';
+    }
+}
+
+int hcomp_fail(hcomp_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+int hcomp_code_from_errno(int errnum)
+{
+    switch (errnum) {
+        case ENOENT:
+        case ENOTDIR:
+            return HCOMP_E_NOENT;
+        case EEXIST:
+            return HCOMP_E_EXIST;
+        case EACCES:
+        case EPERM:
+        case ELOOP:
+            return HCOMP_E_ACCESS;
+        case EROFS:
+            return HCOMP_E_RDONLY;
+        case ENOSPC:
+        case EDQUOT:
+        case EFBIG:
+            return HCOMP_E_NOSPC;
+        case ENOMEM:
+            return HCOMP_E_NOMEM;
+        case EINVAL:
+        case ENAMETOOLONG:
+            return HCOMP_E_INVAL;
+        default:
+            return HCOMP_E_IO;
+    }
+}
+
+int hcomp_fail_errno(hcomp_error *err, int errnum, const char *fmt, ...)
+{
+    int code = hcomp_code_from_errno(errnum);
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t) n < sizeof(err->msg))
+            snprintf(err->msg + n, sizeof(err->msg) - (size_t) n, ": %s", strerror(errnum));
+        err->code = code;
+    }
+    return code;
+}
+
+uint32_t hcomp_crc32(const void *buf, size_t len)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    const unsigned char *p = buf;
+    while (len > 0) {           /* zlib takes uInt lengths */
+        uInt n = len > (1u << 30) ? (1u << 30) : (uInt) len;
+        crc = crc32(crc, p, n);
+        p += n;
+        len -= n;
+    }
+    return (uint32_t) crc;
+}
+
+int hcomp_random_bytes(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
+/* number followed by a unit from table; scale[i] multiplies */
+static int parse_scaled(const char *text, const char *const *units, const double *scale,
+                        size_t nunits, double *out)
+{
+    if (text == NULL)
+        return -1;
+    while (*text == ' ')
+        text++;
+    if (*text == '\0' || *text == '-' || *text == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text || !isfinite(v) || v < 0)
+        return -1;
+    while (*end == ' ')
+        end++;
+    if (*end == '\0') {
+        *out = v;
+        return 0;
+    }
+    for (size_t i = 0; i < nunits; i++) {
+        if (strcasecmp(end, units[i]) == 0) {
+            *out = v * scale[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int hcomp_parse_size(const char *text, uint64_t *out)
+{
+    static const char *const units[] = {"B", "KB", "KiB", "K", "MB", "MiB", "M", "GB", "GiB", "G",
+                                        "TB", "TiB", "T"};
+    static const double scale[] = {1, 1e3, 1024.0, 1024.0, 1e6, 1048576.0, 1048576.0, 1e9,
+                                   1073741824.0, 1073741824.0, 1e12, 1099511627776.0,
+                                   1099511627776.0};
+    if (text && strcasecmp(text, "unlimited") == 0) {
+        *out = UINT64_MAX;
+        return 0;
+    }
+    double v;
+    if (parse_scaled(text, units, scale, sizeof(scale) / sizeof(scale[0]), &v) != 0)
+        return -1;
+    if (v >= 18446744073709551615.0)
+        return -1;
+    *out = (uint64_t) v;
+    return 0;
+}
+
+int hcomp_parse_bandwidth(const char *text, double *bytes_per_s)
+{
+    static const char *const units[] = {"B/s", "KB/s", "KiB/s", "MB/s", "MiB/s", "GB/s", "GiB/s",
+                                        "TB/s"};
+    static const double scale[] = {1, 1e3, 1024.0, 1e6, 1048576.0, 1e9, 1073741824.0, 1e12};
+    return parse_scaled(text, units, scale, sizeof(scale) / sizeof(scale[0]), bytes_per_s);
+}
+
+int hcomp_parse_duration(const char *text, double *seconds)
+{
+    static const char *const units[] = {"s", "ms", "us", "ns"};
+    static const double scale[] = {1, 1e-3, 1e-6, 1e-9};
+    return parse_scaled(text, units, scale, sizeof(scale) / sizeof(scale[0]), seconds);
+}
+
+int hcomp_write_full(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        p += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
+long long hcomp_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+    char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(fd, p + done, len - done, (off_t) (off + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        done += (size_t) n;
+    }
+    return (long long) done;
+}

@@ -1,0 +1,119 @@
+/* libhcomp: compressed, tier-aware storage of a logical byte file.
+ *
+ * A logical file is a mapping file (at the path the user names) plus pieces
+ * stored in segment files on one or more tiers. This library knows nothing of MPI:
+ * the ROMIO driver (adio_hcomp/) calls it, and so can tests and tools.
+ * Formats: docs/FORMAT.md. Hints and tier configuration: README.md. */
+#ifndef HCOMP_H
+#define HCOMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "hcomp_error.h"
+#include "hcomp_codec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HCOMP_VERSION_STRING "0.1.0"
+
+/* ---- options (the hcomp_* hints) ---------------------------------------- */
+
+typedef struct hcomp_options hcomp_options;
+
+HCOMP_API hcomp_options *hcomp_options_new(void);
+HCOMP_API hcomp_options *hcomp_options_dup(const hcomp_options *opts);
+HCOMP_API void hcomp_options_free(hcomp_options *opts);
+/* Set one option by its hint name ("hcomp_codec", ...). Unknown hcomp_ keys and
+ * bad values are HCOMP_E_INVAL with a message naming the key and the value. */
+HCOMP_API int hcomp_options_set(hcomp_options *opts, const char *key, const char *value,
+                      hcomp_error *err);
+/* Current value of an option as text (defaults included). HCOMP_E_INVAL if unknown. */
+HCOMP_API int hcomp_options_get(const hcomp_options *opts, const char *key, char *buf, size_t buflen);
+/* The option names, for listing them in MPI_File_get_info. */
+HCOMP_API size_t hcomp_options_count(void);
+HCOMP_API const char *hcomp_options_key(size_t index);
+HCOMP_API const char *hcomp_options_default(size_t index);
+/* True if key is one of ours (starts with "hcomp_"). */
+HCOMP_API int hcomp_options_is_hint(const char *key);
+
+/* ---- files ---------------------------------------------------------------- */
+
+enum hcomp_open_flags {
+    HCOMP_O_RDONLY = 1,
+    HCOMP_O_WRONLY = 2,
+    HCOMP_O_RDWR = 4,
+    HCOMP_O_CREAT = 8,
+    HCOMP_O_EXCL = 16
+};
+
+typedef struct hcomp_file hcomp_file;
+
+/* Open or create the logical file at path. perm is the permission for a new
+ * mapping file and its pieces (before umask). sharers is how many processes write
+ * this file concurrently: each gets that share of a tier's remaining capacity. */
+HCOMP_API int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
+                    const hcomp_options *opts, hcomp_file **out, hcomp_error *err);
+/* Write len bytes at logical offset off: one task, split into pieces, stored, and
+ * made visible to every other opener of the file before this returns. */
+HCOMP_API int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
+                      hcomp_error *err);
+/* Read up to len bytes at off. *nread is less than len only at end of file. Holes
+ * read as zeros. Only the pieces overlapping the range are read and decompressed. */
+HCOMP_API int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off,
+                     uint64_t *nread, hcomp_error *err);
+/* Logical size, including writes by other openers. */
+HCOMP_API int hcomp_file_size(hcomp_file *f, uint64_t *size, hcomp_error *err);
+/* Set the logical size: data beyond it is dropped; growing adds a hole. */
+HCOMP_API int hcomp_file_truncate(hcomp_file *f, uint64_t size, hcomp_error *err);
+/* Grow the logical size to at least size (preallocate); never shrinks. */
+HCOMP_API int hcomp_file_extend(hcomp_file *f, uint64_t size, hcomp_error *err);
+/* Make everything written so far durable (pieces, then the map). */
+HCOMP_API int hcomp_file_sync(hcomp_file *f, hcomp_error *err);
+/* Close; frees f even on error. */
+HCOMP_API int hcomp_file_close(hcomp_file *f, hcomp_error *err);
+/* The mapping file's descriptor (for fcntl byte-range locks by the caller). */
+HCOMP_API int hcomp_file_fd(const hcomp_file *f);
+/* Change options after open (MPI_File_set_info): codec and piece size take effect
+ * for later writes; the tier configuration cannot change while open. */
+HCOMP_API int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error *err);
+
+/* Remove the logical file: every piece on every tier, then the mapping file. */
+HCOMP_API int hcomp_file_delete(const char *path, hcomp_error *err);
+
+/* ---- statistics ------------------------------------------------------------ */
+
+#define HCOMP_STATS_MAX_TIERS 16
+
+typedef struct hcomp_stats {
+    uint64_t logical_size;      /* the file's size */
+    uint64_t live_bytes;        /* logical bytes backed by pieces (not holes) */
+    uint64_t stored_bytes;      /* bytes of pieces on tiers, headers included */
+    uint64_t pieces;
+    size_t ntiers;
+    struct {
+        char name[64];
+        char dir[512];
+        uint64_t raw_bytes;     /* logical bytes held there */
+        uint64_t stored_bytes;
+        uint64_t pieces;
+    } tier[HCOMP_STATS_MAX_TIERS];
+    struct {
+        uint64_t raw_bytes;
+        uint64_t stored_bytes;
+        uint64_t pieces;
+    } codec[HCOMP_CODEC_COUNT];
+} hcomp_stats;
+
+/* Statistics of the live data of the file at path (all writers, as on disk). */
+HCOMP_API int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err);
+
+/* True if the file at path starts with the hcomp mapping-file magic. */
+HCOMP_API int hcomp_is_hcomp_file(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

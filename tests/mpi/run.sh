@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# MPI integration tests of the hcomp ROMIO driver.
+#
+# usage: tests/mpi/run.sh PREFIX
+#
+# PREFIX is an MPICH installation with the hcomp driver (PREFIX/bin/mpicc,
+# PREFIX/bin/mpiexec). Every tests/mpi/t_*.c is compiled with PREFIX/bin/mpicc
+# (-std=c11 -Wall -Wextra -Werror + $HCOMP_TEST_CFLAGS), then run with 1, 2 and 4
+# ranks on an hcomp: file in a fresh directory, with a tier configuration whose
+# first tier is a private directory in /dev/shm and whose second is the file's
+# own directory. t_persist writes with one rank count and verifies in later
+# mpiexec runs with other rank counts. The generic tests also run once against
+# ufs: as a control (the semantics must match).
+#
+# Each run prints "PASS name (np=N)" or "FAIL name (np=N)" followed by its output.
+# A run also fails if it leaves anything behind in its directory or on the RAM
+# tier. The last line is "N passed, N failed"; the exit status is 1 if any failed.
+#
+# Environment (all optional):
+#   HCOMP_TEST_CFLAGS    extra compiler/linker flags, e.g. "-fsanitize=address"
+#   HCOMP_TEST_NPS       rank counts for the hcomp runs (default "1 2 4")
+#   HCOMP_TEST_UFS_NP    rank count of the ufs control runs (default 2)
+#   HCOMP_TEST_BACKENDS  "hcomp ufs" (default), "hcomp" or "ufs"
+#   HCOMP_TEST_ONLY      extended regex: run only tests whose name matches
+#   HCOMP_TEST_TIMEOUT   seconds per mpiexec run (default 300)
+#   HCOMP_TEST_KEEP=1    keep the work directory (it is printed)
+set -u
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PREFIX" >&2
+    exit 2
+fi
+PREFIX=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: no such directory: $1" >&2; exit 2; }
+CC=$PREFIX/bin/mpicc
+MPIEXEC=$PREFIX/bin/mpiexec
+for x in "$CC" "$MPIEXEC"; do
+    [ -x "$x" ] || { echo "$0: $x not found or not executable" >&2; exit 2; }
+done
+SRC=$(cd "$(dirname "$0")" && pwd)
+NPS=${HCOMP_TEST_NPS:-1 2 4}
+UFS_NP=${HCOMP_TEST_UFS_NP:-2}
+BACKENDS=${HCOMP_TEST_BACKENDS:-hcomp ufs}
+TIMEOUT=${HCOMP_TEST_TIMEOUT:-300}
+ONLY=${HCOMP_TEST_ONLY:-}
+CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror ${HCOMP_TEST_CFLAGS:-}"
+# LeakSanitizer reports MPICH's own allocations; leave it off unless asked for
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+
+# tests that run against both hcomp: and ufs:
+GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking
+         t_shared t_modes t_hints t_errors t_delete t_large t_codecs"
+# tests about hcomp's storage (tiers, compression): hcomp: only
+HCOMP_ONLY="t_compress t_spill"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-mpitest.XXXXXX") || exit 2
+RAM=$(mktemp -d /dev/shm/hcomp-mpitest.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }
+chmod 700 "$RAM"
+cleanup() {
+    if [ "${HCOMP_TEST_KEEP:-0}" = 1 ]; then
+        echo "kept: $WORK $RAM"
+    else
+        rm -rf "$WORK" "$RAM"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+CONFIG=$WORK/tiers.json
+cat > "$CONFIG" <<EOF
+{"version":1,"tiers":[
+  {"name":"ram","path":"$RAM","capacity":"48MiB","bandwidth":"10GB/s","latency":"1us","scope":"node-local"},
+  {"name":"pfs","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
+]}
+EOF
+
+PASSED=0
+FAILED=0
+
+pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
+fail() {
+    FAILED=$((FAILED + 1))
+    echo "FAIL $1"
+    if [ -n "${2:-}" ] && [ -s "$2" ]; then
+        # show the failing output (the end of it if it is long)
+        local n
+        n=$(wc -l < "$2")
+        if [ "$n" -gt 120 ]; then
+            echo "    ... ($((n - 120)) earlier lines omitted)"
+        fi
+        tail -n 120 "$2" | sed 's/^/    /'
+    fi
+}
+selected() { [ -z "$ONLY" ] || [[ $1 =~ $ONLY ]]; }
+
+# ---- build -------------------------------------------------------------------
+mkdir -p "$WORK/bin" "$WORK/cases" "$WORK/logs"
+BUILT=""
+for src in "$SRC"/t_*.c; do
+    t=$(basename "$src" .c)
+    selected "$t" || [ "$t" = t_persist ] || continue
+    log=$WORK/logs/build-$t.log
+    # shellcheck disable=SC2086
+    if "$CC" $CFLAGS -o "$WORK/bin/$t" "$src" -lm > "$log" 2>&1; then
+        BUILT="$BUILT $t"
+    else
+        fail "$t (build)" "$log"
+    fi
+done
+built() { [[ " $BUILT " == *" $1 "* ]]; }
+
+# ---- running -------------------------------------------------------------------
+# leftovers DIR CHECK_RAM: print what a passing run left behind (nothing if clean)
+leftovers() {
+    find "$1" -mindepth 1 2>/dev/null | head -20
+    if [ "$2" = 1 ]; then find "$RAM" -mindepth 1 2>/dev/null | head -20; fi
+}
+
+# run_case LABEL NP CASEDIR CHECK_RAM CHECK_EMPTY PROGRAM ARGS...
+run_case() {
+    local label=$1 np=$2 dir=$3 check_ram=$4 check_empty=$5
+    shift 5
+    local log=$WORK/logs/$(echo "$label-np$np" | tr -c 'A-Za-z0-9_.=-' '_').log
+    local rc=0
+    {
+        echo "\$ mpiexec -n $np $*"
+        timeout -k 10 "$TIMEOUT" "$MPIEXEC" -n "$np" "$@"
+    } > "$log" 2>&1 || rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        echo "(timed out after ${TIMEOUT}s)" >> "$log"
+    elif [ $rc -ne 0 ]; then
+        echo "(exit status $rc)" >> "$log"
+    fi
+    if [ $rc -eq 0 ] && [ "$check_empty" = 1 ]; then
+        local left
+        left=$(leftovers "$dir" "$check_ram")
+        if [ -n "$left" ]; then
+            { echo "the run passed but left files behind:"; echo "$left"; } >> "$log"
+            rc=1
+        fi
+    fi
+    if [ $rc -eq 0 ]; then pass "$label (np=$np)"; else fail "$label (np=$np)" "$log"; fi
+    # the next case starts clean even after a failure
+    [ "$check_ram" = 1 ] && rm -rf "${RAM:?}"/* 2>/dev/null
+    return $rc
+}
+
+newdir() { local d=$WORK/cases/$1; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
+
+for backend in $BACKENDS; do
+    case $backend in
+    hcomp) nps=$NPS; tests="$GENERIC $HCOMP_ONLY"; suffix=""; cfg=$CONFIG; ram=1 ;;
+    ufs) nps=$UFS_NP; tests="$GENERIC"; suffix="[ufs]"; cfg=""; ram=0 ;;
+    *) echo "unknown backend $backend" >&2; exit 2 ;;
+    esac
+    for t in $tests; do
+        selected "$t" && built "$t" || continue
+        for np in $nps; do
+            d=$(newdir "$t$suffix-np$np")
+            run_case "$t$suffix" "$np" "$d" "$ram" 1 "$WORK/bin/$t" "$backend:$d/f.dat" $cfg
+        done
+    done
+
+    # read-after-write in new processes: write with W ranks, verify with others
+    if selected t_persist && built t_persist; then
+        if [ "$backend" = hcomp ]; then
+            combos="1:4,2 2:1,2 4:2,1"
+        else
+            combos="$UFS_NP:1,4"
+        fi
+        for combo in $combos; do
+            w=${combo%%:*}
+            readers=${combo#*:}
+            d=$(newdir "t_persist$suffix-w$w")
+            f="$backend:$d/f.dat"
+            run_case "t_persist$suffix[write]" "$w" "$d" 0 0 "$WORK/bin/t_persist" --write "$f" $cfg || continue
+            last=${readers##*,}
+            for rd in ${readers//,/ }; do
+                if [ "$rd" = "$last" ]; then del=--delete; chk=1; else del=""; chk=0; fi
+                run_case "t_persist$suffix[verify w=$w]" "$rd" "$d" "$chk" "$chk" \
+                    "$WORK/bin/t_persist" --verify $del "$f" $cfg
+            done
+        done
+    fi
+
+    # the embedded default tier configuration (no hcomp_config hint, no HCOMP_CONFIG)
+    if [ "$backend" = hcomp ] && selected t_basic_rw && built t_basic_rw; then
+        d=$(newdir "t_basic_rw-default-config")
+        (unset HCOMP_CONFIG; run_case "t_basic_rw[default-config]" 2 "$d" 0 1 \
+            "$WORK/bin/t_basic_rw" "hcomp:$d/f.dat") && PASSED=$((PASSED + 1)) || FAILED=$((FAILED + 1))
+    fi
+done
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

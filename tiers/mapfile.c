@@ -1,0 +1,239 @@
+/* Encoding and decoding of the mapping file's header and records. */
+#include "mapfile.h"
+#include "../engine/util.h"
+
+#include <stdlib.h>
+
+int hcomp_bytes_reserve(hcomp_bytes *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra)
+        cap *= 2;
+    unsigned char *p = realloc(b->p, cap);
+    if (p == NULL)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+void hcomp_bytes_free(hcomp_bytes *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* header: magic[8] version u32, header size u32, file id[16], created ns u64,
+ * 20 reserved zero bytes, crc32 of bytes 0..59 */
+void hcomp_map_header_encode(const hcomp_map_header *h, unsigned char out[HCOMP_MAP_HEADER_SIZE])
+{
+    memset(out, 0, HCOMP_MAP_HEADER_SIZE);
+    memcpy(out, HCOMP_MAP_MAGIC, 8);
+    hcomp_put_u32(out + 8, h->version);
+    hcomp_put_u32(out + 12, HCOMP_MAP_HEADER_SIZE);
+    memcpy(out + 16, h->file_id, 16);
+    hcomp_put_u64(out + 32, h->created_ns);
+    hcomp_put_u32(out + 60, hcomp_crc32(out, 60));
+}
+
+int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_header *h,
+                            const char *path, hcomp_error *err)
+{
+    if (avail < 8 || memcmp(in, HCOMP_MAP_MAGIC, 8) != 0)
+        return hcomp_fail(err, HCOMP_E_NOTHCOMP,
+                          "%s is not an hcomp file (no hcomp mapping-file header); open it "
+                          "without the hcomp: prefix, or delete it first", path);
+    if (avail < HCOMP_MAP_HEADER_SIZE)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: hcomp mapping file truncated in its header "
+                          "(%zu of %d bytes)", path, avail, HCOMP_MAP_HEADER_SIZE);
+    uint32_t version = hcomp_get_u32(in + 8);
+    if (version != HCOMP_MAP_VERSION)
+        return hcomp_fail(err, HCOMP_E_VERSION, "%s: hcomp mapping file format version %u; this "
+                          "library reads version %d (upgrade hcomp to read it)", path,
+                          (unsigned) version, HCOMP_MAP_VERSION);
+    if (hcomp_get_u32(in + 60) != hcomp_crc32(in, 60) || hcomp_get_u32(in + 12) != HCOMP_MAP_HEADER_SIZE)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: hcomp mapping file header is corrupt "
+                          "(checksum mismatch)", path);
+    h->version = version;
+    memcpy(h->file_id, in + 16, 16);
+    h->created_ns = hcomp_get_u64(in + 32);
+    return HCOMP_OK;
+}
+
+static unsigned char *frame_begin(hcomp_bytes *b, uint16_t type, size_t payload)
+{
+    if (payload > HCOMP_MAP_MAX_PAYLOAD || hcomp_bytes_reserve(b, payload + HCOMP_MAP_FRAME_SIZE) != 0)
+        return NULL;
+    unsigned char *f = b->p + b->len;
+    hcomp_put_u32(f, HCOMP_MAP_RECORD_MAGIC);
+    hcomp_put_u32(f + 4, (uint32_t) payload);
+    hcomp_put_u16(f + 8, type);
+    hcomp_put_u16(f + 10, 0);
+    return f + 12;
+}
+
+static void frame_end(hcomp_bytes *b, size_t payload)
+{
+    unsigned char *f = b->p + b->len;
+    hcomp_put_u32(f + 12 + payload, hcomp_crc32(f + 4, 8 + payload));
+    b->len += payload + HCOMP_MAP_FRAME_SIZE;
+}
+
+int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, const char *dir,
+                             const char *file)
+{
+    size_t lt = strlen(tier), ld = strlen(dir), lf = strlen(file);
+    if (lt > UINT16_MAX || ld > UINT16_MAX || lf > UINT16_MAX)
+        return -1;
+    size_t payload = HCOMP_MAP_SEGMENT_FIXED + lt + ld + lf;
+    unsigned char *p = frame_begin(b, HCOMP_REC_SEGMENT, payload);
+    if (p == NULL)
+        return -1;
+    hcomp_put_u64(p, id);
+    hcomp_put_u16(p + 8, (uint16_t) lt);
+    hcomp_put_u16(p + 10, (uint16_t) ld);
+    hcomp_put_u16(p + 12, (uint16_t) lf);
+    hcomp_put_u16(p + 14, 0);
+    memcpy(p + 16, tier, lt);
+    memcpy(p + 16 + lt, dir, ld);
+    memcpy(p + 16 + lt + ld, file, lf);
+    frame_end(b, payload);
+    return 0;
+}
+
+int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
+                           uint32_t stored_len, uint32_t raw_len, uint32_t crc, uint8_t codec,
+                           uint8_t filter, const hcomp_map_extent *ext, uint32_t nextents)
+{
+    size_t payload = HCOMP_MAP_PIECE_FIXED + (size_t) nextents * HCOMP_MAP_EXTENT_SIZE;
+    unsigned char *p = frame_begin(b, HCOMP_REC_PIECE, payload);
+    if (p == NULL)
+        return -1;
+    hcomp_put_u64(p, seg_id);
+    hcomp_put_u64(p + 8, seg_off);
+    hcomp_put_u32(p + 16, stored_len);
+    hcomp_put_u32(p + 20, raw_len);
+    hcomp_put_u32(p + 24, crc);
+    p[28] = codec;
+    p[29] = filter;
+    hcomp_put_u16(p + 30, 0);
+    hcomp_put_u32(p + 32, nextents);
+    for (uint32_t i = 0; i < nextents; i++) {
+        unsigned char *e = p + HCOMP_MAP_PIECE_FIXED + (size_t) i * HCOMP_MAP_EXTENT_SIZE;
+        hcomp_put_u64(e, ext[i].off);
+        hcomp_put_u32(e + 8, ext[i].len);
+        hcomp_put_u32(e + 12, ext[i].piece_off);
+    }
+    frame_end(b, payload);
+    return 0;
+}
+
+int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode)
+{
+    unsigned char *p = frame_begin(b, HCOMP_REC_SIZE, 16);
+    if (p == NULL)
+        return -1;
+    hcomp_put_u64(p, size);
+    memset(p + 8, 0, 8);
+    p[8] = (unsigned char) mode;
+    frame_end(b, 16);
+    return 0;
+}
+
+void hcomp_map_extent_at(const hcomp_map_record *rec, uint32_t i, hcomp_map_extent *out)
+{
+    const unsigned char *e = rec->u.piece.extents + (size_t) i * HCOMP_MAP_EXTENT_SIZE;
+    out->off = hcomp_get_u64(e);
+    out->len = hcomp_get_u32(e + 8);
+    out->piece_off = hcomp_get_u32(e + 12);
+}
+
+/* Checks the payload's internal consistency; 0 if valid. */
+static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_map_record *rec)
+{
+    rec->type = type;
+    switch (type) {
+        case HCOMP_REC_SEGMENT: {
+            if (n < HCOMP_MAP_SEGMENT_FIXED)
+                return -1;
+            rec->u.seg.id = hcomp_get_u64(p);
+            rec->u.seg.tier_len = hcomp_get_u16(p + 8);
+            rec->u.seg.dir_len = hcomp_get_u16(p + 10);
+            rec->u.seg.file_len = hcomp_get_u16(p + 12);
+            size_t total = (size_t) HCOMP_MAP_SEGMENT_FIXED + rec->u.seg.tier_len +
+                rec->u.seg.dir_len + rec->u.seg.file_len;
+            if (total != n || rec->u.seg.dir_len == 0 || rec->u.seg.file_len == 0)
+                return -1;
+            rec->u.seg.tier = (const char *) p + 16;
+            rec->u.seg.dir = rec->u.seg.tier + rec->u.seg.tier_len;
+            rec->u.seg.file = rec->u.seg.dir + rec->u.seg.dir_len;
+            return 0;
+        }
+        case HCOMP_REC_PIECE: {
+            if (n < HCOMP_MAP_PIECE_FIXED)
+                return -1;
+            rec->u.piece.seg_id = hcomp_get_u64(p);
+            rec->u.piece.seg_off = hcomp_get_u64(p + 8);
+            rec->u.piece.stored_len = hcomp_get_u32(p + 16);
+            rec->u.piece.raw_len = hcomp_get_u32(p + 20);
+            rec->u.piece.crc = hcomp_get_u32(p + 24);
+            rec->u.piece.codec = p[28];
+            rec->u.piece.filter = p[29];
+            rec->u.piece.nextents = hcomp_get_u32(p + 32);
+            rec->u.piece.extents = p + HCOMP_MAP_PIECE_FIXED;
+            if ((uint64_t) HCOMP_MAP_PIECE_FIXED +
+                (uint64_t) rec->u.piece.nextents * HCOMP_MAP_EXTENT_SIZE != n)
+                return -1;
+            for (uint32_t i = 0; i < rec->u.piece.nextents; i++) {
+                hcomp_map_extent e;
+                hcomp_map_extent_at(rec, i, &e);
+                if ((uint64_t) e.piece_off + e.len > rec->u.piece.raw_len || e.len == 0 ||
+                    e.off > UINT64_MAX - e.len)
+                    return -1;
+            }
+            return 0;
+        }
+        case HCOMP_REC_SIZE:
+            if (n != 16 || p[8] > HCOMP_SIZE_GROW)
+                return -1;
+            rec->u.size.size = hcomp_get_u64(p);
+            rec->u.size.mode = p[8];
+            return 0;
+        default:
+            return -1;
+    }
+}
+
+int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_record *rec,
+                   uint64_t *skipped)
+{
+    size_t at = *pos;
+    if (len - at < 12)
+        return HCOMP_MAP_INCOMPLETE;
+    if (hcomp_get_u32(buf + at) == HCOMP_MAP_RECORD_MAGIC) {
+        uint32_t n = hcomp_get_u32(buf + at + 4);
+        if (n <= HCOMP_MAP_MAX_PAYLOAD) {
+            if (len - at < (size_t) n + HCOMP_MAP_FRAME_SIZE)
+                return HCOMP_MAP_INCOMPLETE;
+            uint32_t crc = hcomp_get_u32(buf + at + 12 + n);
+            if (crc == hcomp_crc32(buf + at + 4, 8 + (size_t) n) &&
+                decode_payload(hcomp_get_u16(buf + at + 8), buf + at + 12, n, rec) == 0) {
+                *pos = at + n + HCOMP_MAP_FRAME_SIZE;
+                return HCOMP_MAP_RECORD;
+            }
+        }
+    }
+    /* damaged: resynchronise on the next record magic */
+    size_t next = at + 1;
+    while (next + 4 <= len && hcomp_get_u32(buf + next) != HCOMP_MAP_RECORD_MAGIC)
+        next++;
+    if (next + 4 > len)
+        next = len;
+    if (skipped)
+        *skipped += next - at;
+    *pos = next;
+    return HCOMP_MAP_DAMAGED;
+}

@@ -1,0 +1,97 @@
+/* The mapping file (docs/FORMAT.md): a 64-byte header, then an append-only log of
+ * framed, checksummed records. Every writer appends whole records with one write(2)
+ * on an O_APPEND descriptor; readers replay the log in order, so the newest write
+ * wins and what one process wrote is visible to all as soon as it returns. */
+#ifndef HCOMP_MAPFILE_H
+#define HCOMP_MAPFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hcomp_error.h"
+
+#define HCOMP_MAP_MAGIC "HCOMPMAP"
+#define HCOMP_MAP_VERSION 1
+#define HCOMP_MAP_HEADER_SIZE 64
+#define HCOMP_MAP_RECORD_MAGIC 0x31524348u /* "HCR1" */
+#define HCOMP_MAP_FRAME_SIZE 16            /* 12 before the payload, 4 after */
+#define HCOMP_MAP_MAX_PAYLOAD (16u << 20)
+#define HCOMP_MAP_EXTENT_SIZE 16
+#define HCOMP_MAP_PIECE_FIXED 36
+#define HCOMP_MAP_SEGMENT_FIXED 16
+
+enum hcomp_map_record_type {
+    HCOMP_REC_SEGMENT = 1, /* a segment file: id, tier, directory, file name */
+    HCOMP_REC_PIECE = 2,   /* a stored piece and the logical extents it backs */
+    HCOMP_REC_SIZE = 3     /* set (truncate) or grow (preallocate) the logical size */
+};
+
+enum hcomp_size_mode { HCOMP_SIZE_SET = 0, HCOMP_SIZE_GROW = 1 };
+
+typedef struct hcomp_map_header {
+    uint32_t version;
+    uint8_t file_id[16];
+    uint64_t created_ns;
+} hcomp_map_header;
+
+/* A decoded record; strings and extents point into the decoded buffer. */
+typedef struct hcomp_map_record {
+    int type;
+    union {
+        struct {
+            uint64_t id;
+            const char *tier, *dir, *file;
+            uint16_t tier_len, dir_len, file_len;
+        } seg;
+        struct {
+            uint64_t seg_id, seg_off;
+            uint32_t stored_len, raw_len, crc;
+            uint8_t codec, filter;
+            uint32_t nextents;
+            const unsigned char *extents; /* nextents x 16 bytes; see hcomp_map_extent_at */
+        } piece;
+        struct {
+            uint64_t size;
+            int mode;
+        } size;
+    } u;
+} hcomp_map_record;
+
+typedef struct hcomp_map_extent {
+    uint64_t off;        /* logical offset */
+    uint32_t len;
+    uint32_t piece_off;  /* offset inside the piece's logical bytes */
+} hcomp_map_extent;
+
+/* A growable byte buffer for encoding. */
+typedef struct hcomp_bytes {
+    unsigned char *p;
+    size_t len, cap;
+} hcomp_bytes;
+int hcomp_bytes_reserve(hcomp_bytes *b, size_t extra);
+void hcomp_bytes_free(hcomp_bytes *b);
+
+void hcomp_map_header_encode(const hcomp_map_header *h, unsigned char out[HCOMP_MAP_HEADER_SIZE]);
+/* HCOMP_OK, HCOMP_E_NOTHCOMP (wrong magic or too short), HCOMP_E_VERSION or
+ * HCOMP_E_CORRUPT (bad checksum); the message names path. */
+int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_header *h,
+                            const char *path, hcomp_error *err);
+
+/* Encoders append one framed record; they return 0 or -1 (out of memory). */
+int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, const char *dir,
+                             const char *file);
+int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
+                           uint32_t stored_len, uint32_t raw_len, uint32_t crc, uint8_t codec,
+                           uint8_t filter, const hcomp_map_extent *ext, uint32_t nextents);
+int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode);
+
+enum hcomp_map_next_result {
+    HCOMP_MAP_RECORD = 0,   /* *rec holds the record at *pos; *pos moved past it */
+    HCOMP_MAP_INCOMPLETE,   /* the bytes end inside a record: wait for more */
+    HCOMP_MAP_DAMAGED       /* bytes at *pos are no valid record: *pos moved to the
+                               next record magic (or the end); *skipped counts them */
+};
+int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_record *rec,
+                   uint64_t *skipped);
+void hcomp_map_extent_at(const hcomp_map_record *rec, uint32_t i, hcomp_map_extent *out);
+
+#endif

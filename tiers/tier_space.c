@@ -1,0 +1,157 @@
+/* Where this opener's pieces go on each tier: the tier's directory checks, the
+ * per-file segment directory, the opener's share of the tier's capacity, and its
+ * segment file. */
+#include "../engine/file_internal.h"
+#include "../engine/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The directory a tier stands for, for this file. */
+static int tier_base_dir(const hcomp_tier *t, const char *file_path, char *out, size_t n)
+{
+    if (strcmp(t->path, HCOMP_FILEDIR) != 0)
+        return snprintf(out, n, "%s", t->path) >= (int) n ? -1 : 0;
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof(tmp), "%s", file_path) >= (int) sizeof(tmp))
+        return -1;
+    return snprintf(out, n, "%s", dirname(tmp)) >= (int) n ? -1 : 0;
+}
+
+int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *err)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+    if (tier_base_dir(t, file_path, dir, sizeof(dir)) != 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" path is too long", file_path, t->name);
+    if (t->private_dir) {
+        hcomp_error e;
+        int rc = hcomp_tier_ensure_private_dir(dir, &e);
+        if (rc != HCOMP_OK)
+            return hcomp_fail(err, rc, "%s: tier \"%s\": %s", file_path, t->name, e.msg);
+        return HCOMP_OK;
+    }
+    if (stat(dir, &st) != 0)
+        return hcomp_fail_errno(err, errno, "%s: tier \"%s\" directory %s", file_path, t->name, dir);
+    if (!S_ISDIR(st.st_mode))
+        return hcomp_fail(err, HCOMP_E_NOENT, "%s: tier \"%s\" path %s is not a directory",
+                          file_path, t->name, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return hcomp_fail_errno(err, errno, "%s: tier \"%s\" directory %s is not writable",
+                                file_path, t->name, dir);
+    return HCOMP_OK;
+}
+
+/* Bytes held in a tier directory by hcomp (its files' segment directories). */
+static uint64_t tier_usage(const char *dir)
+{
+    uint64_t used = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 4, ".hcd") != 0)
+            continue;
+        int sfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0)
+            continue;
+        DIR *s = fdopendir(sfd);
+        if (s == NULL) {
+            close(sfd);
+            continue;
+        }
+        struct dirent *g;
+        struct stat st;
+        while ((g = readdir(s)) != NULL)
+            if (fstatat(sfd, g->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                used += (uint64_t) st.st_size;
+        closedir(s);
+    }
+    closedir(d);
+    return used;
+}
+
+int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err)
+{
+    hcomp_tier_writer *w = &f->tw[t];
+    const hcomp_tier *tier = &f->cfg.tier[t];
+    if (w->ready)
+        return HCOMP_OK;
+    char base[PATH_MAX], name[PATH_MAX];
+    if (tier_base_dir(tier, f->path, base, sizeof(base)) != 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" path is too long", f->path, tier->name);
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "%s", f->path);
+    const char *file_base = basename(tmp);
+    /* the file's own directory gets a hidden entry; dedicated tier directories a plain one */
+    int hidden = strcmp(tier->path, HCOMP_FILEDIR) == 0;
+    snprintf(name, sizeof(name), "%s%.64s.%.16s.hcd", hidden ? "." : "", file_base, f->id_hex);
+    if (snprintf(w->dir, sizeof(w->dir), "%s/%s", base, name) >= (int) sizeof(w->dir))
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: segment directory path on tier \"%s\" is too long",
+                          f->path, tier->name);
+    mode_t dmode = f->perm | ((f->perm & 0444) >> 2) | 0700;
+    if (mkdir(w->dir, dmode) != 0 && errno != EEXIST)
+        return hcomp_fail_errno(err, errno, "%s: creating segment directory %s on tier \"%s\"",
+                                f->path, w->dir, tier->name);
+    struct stat st;
+    if (lstat(w->dir, &st) != 0)
+        return hcomp_fail_errno(err, errno, "%s: segment directory %s", f->path, w->dir);
+    if (!S_ISDIR(st.st_mode))
+        return hcomp_fail(err, HCOMP_E_ACCESS, "%s: segment directory %s on tier \"%s\" is not a "
+                          "directory (a symbolic link?); refusing to use it", f->path, w->dir,
+                          tier->name);
+    if (tier->capacity == UINT64_MAX)
+        w->budget = UINT64_MAX;
+    else {
+        uint64_t used = tier_usage(base);
+        uint64_t left = tier->capacity > used ? tier->capacity - used : 0;
+        w->budget = left / (uint64_t) (f->sharers > 0 ? f->sharers : 1);
+    }
+    w->seg_fd = -1;
+    w->ready = 1;
+    return HCOMP_OK;
+}
+
+int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *err)
+{
+    hcomp_tier_writer *w = &f->tw[t];
+    *is_new = 0;
+    if (w->seg_fd >= 0)
+        return HCOMP_OK;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        if (hcomp_random_bytes(&w->seg_id, sizeof(w->seg_id)) != 0)
+            return hcomp_fail_errno(err, errno, "%s: no random segment id", f->path);
+        snprintf(w->seg_name, sizeof(w->seg_name), "%016llx.seg", (unsigned long long) w->seg_id);
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
+        w->seg_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->perm);
+        if (w->seg_fd >= 0) {
+            w->seg_tail = 0;
+            *is_new = 1;
+            return HCOMP_OK;
+        }
+        if (errno != EEXIST)
+            return hcomp_fail_errno(err, errno, "%s: creating segment %s on tier \"%s\"", f->path,
+                                    path, f->cfg.tier[t].name);
+    }
+    return hcomp_fail(err, HCOMP_E_IO, "%s: could not create a unique segment in %s", f->path, w->dir);
+}
+
+void hcomp_tier_writers_close(hcomp_file *f)
+{
+    for (int t = 0; t < HCOMP_MAX_TIERS; t++) {
+        if (f->tw[t].ready && f->tw[t].seg_fd >= 0)
+            close(f->tw[t].seg_fd);
+        f->tw[t].seg_fd = -1;
+        f->tw[t].ready = 0;
+    }
+}
