@@ -4,6 +4,8 @@
  * silently ignored), and all hcomp_* hints are published with their current values
  * so MPI_File_get_info shows them. Later calls (MPI_File_set_info, set_view) win
  * over earlier ones, which win over ROMIO_HINTS.
+ * The reserved MPI hint file_perm (octal permissions for a new file) is honoured:
+ * it is checked here and kept in fd->info for Open.
  */
 
 #include "ad_hcomp.h"
@@ -12,7 +14,7 @@ static int hint_error(const char *myname, ADIO_File fd, const hcomp_error * caus
 {
     hcomp_error err;
     err.code = cause->code;
-    snprintf(err.msg, sizeof(err.msg), "%s: %s", fd->filename ? fd->filename : "(no name)",
+    snprintf(err.msg, sizeof(err.msg), "%.400s: %.600s", fd->filename ? fd->filename : "(no name)",
              cause->msg);
     return ADIOI_HCOMP_Error(myname, &err);
 }
@@ -41,6 +43,22 @@ void ADIOI_HCOMP_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_Info_get(fd->info, hcomp_options_key(i), MPI_MAX_INFO_VAL, value, &flag);
         if (flag)
             (void) hcomp_options_set(opts, hcomp_options_key(i), value, &err);
+    }
+    if (users_info != MPI_INFO_NULL) {
+        ADIOI_Info_get(users_info, "file_perm", MPI_MAX_INFO_VAL, value, &flag);
+        if (flag) {
+            char *end;
+            long perm = strtol(value, &end, 8);
+            if (end == value || *end != '\0' || perm < 0 || perm > 07777) {
+                hcomp_options_free(opts);
+                err.code = HCOMP_E_INVAL;
+                snprintf(err.msg, sizeof(err.msg), "hint file_perm=\"%.200s\": must be octal "
+                         "permissions such as 0640", value);
+                *error_code = hint_error(myname, fd, &err);
+                return;
+            }
+            ADIOI_Info_set(fd->info, "file_perm", value);
+        }
     }
     if (users_info != MPI_INFO_NULL) {
         int nkeys = 0;

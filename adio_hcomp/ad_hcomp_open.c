@@ -31,7 +31,13 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
     mode_t perm;
     hcomp_error err;
 
-    if (fd->perm == ADIO_PERM_NULL) {
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    if (fd->info != MPI_INFO_NULL)
+        ADIOI_Info_get(fd->info, "file_perm", MPI_MAX_INFO_VAL, value, &flag);
+    if (fd->perm == ADIO_PERM_NULL && flag) {
+        perm = (mode_t) strtol(value, NULL, 8);    /* validated by SetInfo; open applies the umask */
+    } else if (fd->perm == ADIO_PERM_NULL) {
         mode_t old_mask = umask(022);
         umask(old_mask);
         perm = old_mask ^ 0666;

@@ -98,17 +98,6 @@ int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err)
     if (snprintf(w->dir, sizeof(w->dir), "%s/%s", base, name) >= (int) sizeof(w->dir))
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: segment directory path on tier \"%s\" is too long",
                           f->path, tier->name);
-    mode_t dmode = f->perm | ((f->perm & 0444) >> 2) | 0700;
-    if (mkdir(w->dir, dmode) != 0 && errno != EEXIST)
-        return hcomp_fail_errno(err, errno, "%s: creating segment directory %s on tier \"%s\"",
-                                f->path, w->dir, tier->name);
-    struct stat st;
-    if (lstat(w->dir, &st) != 0)
-        return hcomp_fail_errno(err, errno, "%s: segment directory %s", f->path, w->dir);
-    if (!S_ISDIR(st.st_mode))
-        return hcomp_fail(err, HCOMP_E_ACCESS, "%s: segment directory %s on tier \"%s\" is not a "
-                          "directory (a symbolic link?); refusing to use it", f->path, w->dir,
-                          tier->name);
     if (tier->capacity == UINT64_MAX)
         w->budget = UINT64_MAX;
     else {
@@ -127,6 +116,19 @@ int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *er
     *is_new = 0;
     if (w->seg_fd >= 0)
         return HCOMP_OK;
+    /* the per-file segment directory appears with the first piece on this tier */
+    const hcomp_tier *tier = &f->cfg.tier[t];
+    mode_t dmode = f->perm | ((f->perm & 0444) >> 2) | 0700;
+    if (mkdir(w->dir, dmode) != 0 && errno != EEXIST)
+        return hcomp_fail_errno(err, errno, "%s: creating segment directory %s on tier \"%s\"",
+                                f->path, w->dir, tier->name);
+    struct stat st;
+    if (lstat(w->dir, &st) != 0)
+        return hcomp_fail_errno(err, errno, "%s: segment directory %s", f->path, w->dir);
+    if (!S_ISDIR(st.st_mode))
+        return hcomp_fail(err, HCOMP_E_ACCESS, "%s: segment directory %s on tier \"%s\" is not a "
+                          "directory (a symbolic link?); refusing to use it", f->path, w->dir,
+                          tier->name);
     for (int attempt = 0; attempt < 8; attempt++) {
         if (hcomp_random_bytes(&w->seg_id, sizeof(w->seg_id)) != 0)
             return hcomp_fail_errno(err, errno, "%s: no random segment id", f->path);

@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# ROMIO's own C test programs (src/mpi/romio/test in the patched MPICH tree)
+# run against the hcomp: driver, with ufs: as a control.
+#
+# usage: tests/romio/run.sh PREFIX
+#
+# PREFIX is an MPICH installation with the hcomp driver (PREFIX/bin/mpicc,
+# PREFIX/bin/mpiexec). The MPICH build tree is the one named in
+# PREFIX/.hcomp-mpich-build (override with ROMIO_TEST_SRC=<dir with the test *.c>).
+#
+# Every program in the TESTS table below is copied to a temporary build
+# directory, compiled one at a time with PREFIX/bin/mpicc, and run with
+# `timeout 300 PREFIX/bin/mpiexec -n NP` (NP and the arguments are the ones
+# ROMIO's `runtests` script uses) on a file in a fresh directory:
+#   hcomp:<tmp>/hcomp/<name>/<name>   and, as a control,   ufs:<tmp>/ufs/<name>/<name>
+# A case passes only if the program exits 0, prints its success line (" No Errors"
+# for all but the two perf programs), and prints nothing that reports errors
+# ("Found N errors", "N/M blocks corrupt", ...). On hcomp every regular file the
+# run leaves in its directory must also be an hcomp mapping file (starts with
+# "HCOMPMAP"), which shows the hcomp driver, not a fallback, handled the file.
+#
+# The hcomp runs use a tier configuration that mirrors the embedded default
+# (a private 64 MiB RAM directory in /dev/shm, then the file's own directory),
+# but with a RAM directory of this run's own, so that nothing is left in or
+# taken from the shared /dev/shm/hcomp-<uid>. Set HCOMP_CONFIG yourself to
+# test another configuration ("embedded" = the embedded default itself).
+#
+# Output: "PASS name [hcomp] (np=N)" / "FAIL ..." per case (a failing case is
+# followed by its output). An hcomp failure whose program also fails on ufs is
+# marked "(also fails on ufs: not hcomp's)". The last line is
+# "N passed, N failed", counting the hcomp cases; the ufs control is summed up
+# on the line before. Exit status: 1 if any hcomp case failed, 2 on bad usage.
+#
+# Environment (all optional):
+#   ROMIO_TEST_ONLY      extended regex: run only programs whose name matches
+#   ROMIO_TEST_TIMEOUT   seconds per mpiexec run (default 300)
+#   ROMIO_TEST_NO_UFS=1  skip the ufs control runs
+#   ROMIO_TEST_KEEP=1    keep the work directory (its path is printed)
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PREFIX" >&2
+    exit 2
+fi
+PREFIX=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: no such directory: $1" >&2; exit 2; }
+CC=$PREFIX/bin/mpicc
+MPIEXEC=$PREFIX/bin/mpiexec
+for x in "$CC" "$MPIEXEC"; do
+    [ -x "$x" ] || { echo "$0: $x not found or not executable" >&2; exit 2; }
+done
+if [ -n "${ROMIO_TEST_SRC:-}" ]; then
+    TESTSRC=$ROMIO_TEST_SRC
+else
+    [ -r "$PREFIX/.hcomp-mpich-build" ] ||
+        { echo "$0: $PREFIX/.hcomp-mpich-build not found (or set ROMIO_TEST_SRC)" >&2; exit 2; }
+    TESTSRC=$(head -n 1 "$PREFIX/.hcomp-mpich-build")/src/mpi/romio/test
+fi
+[ -f "$TESTSRC/simple.c" ] || { echo "$0: no ROMIO test sources in $TESTSRC" >&2; exit 2; }
+TIMEOUT=${ROMIO_TEST_TIMEOUT:-300}
+ONLY=${ROMIO_TEST_ONLY:-}
+BACKENDS="hcomp ufs"
+[ "${ROMIO_TEST_NO_UFS:-0}" = 1 ] && BACKENDS="hcomp"
+
+# ---- what runs -------------------------------------------------------------
+# name | ranks | arguments (@F = the file name) | success line (regex, whole line)
+# Ranks and arguments are those of ROMIO's runtests script; the programs that
+# runtests does not run (creat_excl, perf, coll_perf) take -fname like the rest
+# and run with 4 ranks.
+TESTS='
+simple           |4| -fname @F   | No Errors
+async            |4| -fname @F   | No Errors
+async-multiple   |4| -fname @F   | No Errors
+atomicity        |4| -fname @F   | No Errors
+coll_test        |4| -fname @F   | No Errors
+excl             |4| -fname @F   | No Errors
+file_info        |4| -fname @F   | No Errors
+i_noncontig      |2| -fname @F   | No Errors
+noncontig        |2| -fname @F   | No Errors
+noncontig_coll   |2| -fname @F   | No Errors
+noncontig_coll2  |4| -fname @F   | No Errors
+aggregation1     |4| -h -f @F    | No Errors
+aggregation2     |4| @F          | No Errors
+hindexed         |4| @F          | No Errors
+misc             |4| -fname @F   | No Errors
+shared_fp        |4| -fname @F   | No Errors
+ordered_fp       |4| -fname @F   | No Errors
+split_coll       |4| -fname @F   | No Errors
+psimple          |4| -fname @F   | No Errors
+error            |1| -fname @F   | No Errors
+status           |1| -fname @F   | No Errors
+types_with_zeros |2| @F          | No Errors
+darray_read      |4| @F          | No Errors
+creat_excl       |4| -fname @F   | No Errors
+perf             |4| -fname @F   | Read bandwidth after file sync = .* Mbytes/sec
+coll_perf        |4| -fname @F   | Collective read time = .* sec, Collective read bandwidth = .*
+'
+# Output that reports errors, in any program (extended regex, case-insensitive).
+ERROR_RE='found [0-9]+ error|[0-9]+/[0-9]+ blocks corrupt|^error:|got -?[0-9]+ expected|readbuf=.*writebuf=|unexpected (value|error message)|did not return an error|returns? error|MPI_Abort|^Abort\('
+
+# Programs of the test directory that are not run, and why.
+declare -A EXCLUDED=(
+    [fcoll_test]="Fortran (fcoll_test.f); runtests only runs the Fortran tests when they are configured, and they are not in this build"
+    [fmisc]="Fortran (fmisc.f), as above"
+    [fperf]="Fortran (fperf.f), as above"
+    [pfcoll_test]="Fortran (pfcoll_test.f), as above"
+    [syshints]="takes no data file name: argv[1] is ROMIO's hint file test_hintfile, which it both reads through ROMIO_HINTS (plain open(2), so an hcomp: prefix cannot be used) and opens read-only as the MPI file; it tests hint parsing, not a file system"
+    [external32]="takes no file name: always writes ./test.datarep in the current directory with no prefix (i.e. ufs); tests the external32 data representation, not a file system"
+    [large_file]="writes and reads a 4 GiB file from one process (128 x 32 MiB); too heavy for the shared 2-core CI machine; hcomp's large-file path is covered by tests/mpi/t_large; runtests does not run it"
+    [large_array]="writes and reads a 4 GiB darray with 1 GiB of buffers per rank (4 GiB of RAM with 4 ranks, plus collective buffers); too heavy for the shared machine; runtests does not run it"
+    [big_extents]="not in the Makefile's CTESTS (upstream neither builds nor runs it); needs datatypes with 1-6 GiB extents and writes at offsets up to 6 GiB; too heavy for the shared machine"
+)
+
+# ---- work space ------------------------------------------------------------
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-romio.XXXXXX")
+RAM=""
+cleanup() {
+    if [ "${ROMIO_TEST_KEEP:-0}" = 1 ]; then
+        echo "kept: $WORK ${RAM}"
+    else
+        rm -rf "$WORK"
+        [ -n "$RAM" ] && rm -rf "$RAM"
+    fi
+    return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "${HCOMP_CONFIG:-}" ]; then
+    if [ -d /dev/shm ] && RAM=$(mktemp -d /dev/shm/hcomp-romio.XXXXXX 2>/dev/null); then
+        chmod 700 "$RAM"
+        RAMTIER="{\"name\":\"ram\",\"path\":\"$RAM\",\"capacity\":\"64MiB\",\"bandwidth\":\"10GB/s\",\"latency\":\"1us\",\"scope\":\"node-local\",\"private\":true},"
+    else
+        RAM=""
+        RAMTIER=""
+    fi
+    cat > "$WORK/tiers.json" <<EOF
+{"version":1,"tiers":[
+  $RAMTIER
+  {"name":"filedir","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
+]}
+EOF
+    export HCOMP_CONFIG=$WORK/tiers.json
+fi
+mkdir -p "$WORK/src" "$WORK/bin" "$WORK/logs" "$WORK/hcomp" "$WORK/ufs"
+
+echo "ROMIO tests from: $TESTSRC"
+echo "MPI:              $PREFIX ($("$PREFIX/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p'))"
+echo "hcomp tiers:      HCOMP_CONFIG=$HCOMP_CONFIG${RAM:+ (RAM tier $RAM, 64 MiB)}"
+echo "work directory:   $WORK"
+
+PASSED=0
+FAILED=0
+UFS_PASSED=0
+UFS_FAILED=0
+
+# show_log FILE: the end of a case's output, indented
+show_log() {
+    local n
+    n=$(wc -l < "$1")
+    [ "$n" -gt 60 ] && echo "    ... ($((n - 60)) earlier lines omitted; full log: $1)"
+    tail -n 60 "$1" | sed 's/^/    /'
+    return 0
+}
+selected() { [ -z "$ONLY" ] || [[ $1 =~ $ONLY ]]; }
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
+
+# ---- the table versus the test directory -------------------------------------
+NAMES=""
+declare -A NP ARGS OK
+while IFS='|' read -r name np args ok; do
+    name=$(trim "$name")
+    [ -n "$name" ] || continue
+    NAMES="$NAMES $name"
+    NP[$name]=$(trim "$np")
+    ARGS[$name]=$(trim "$args")
+    OK[$name]=$(trim "$ok")
+done <<< "$TESTS"
+
+# every C/Fortran program of the directory is either run or excluded with a reason
+UNLISTED=""
+for src in "$TESTSRC"/*.c "$TESTSRC"/*.f; do
+    p=$(basename "$src"); p=${p%.*}
+    [[ " $NAMES " == *" $p "* ]] || [ -n "${EXCLUDED[$p]:-}" ] || UNLISTED="$UNLISTED $p"
+done
+if [ -n "$UNLISTED" ]; then
+    echo "WARNING: programs in $TESTSRC neither run nor excluded:$UNLISTED"
+fi
+echo "excluded:"
+for p in $(printf '%s\n' "${!EXCLUDED[@]}" | sort); do
+    echo "  $p: ${EXCLUDED[$p]}"
+done
+echo
+
+# ---- build (one compiler at a time) ------------------------------------------
+BUILT=""
+for t in $NAMES; do
+    selected "$t" || continue
+    cp "$TESTSRC/$t.c" "$WORK/src/"
+    log=$WORK/logs/build-$t.log
+    if (cd "$WORK/src" && "$CC" -O2 -o "$WORK/bin/$t" "$t.c" -lm) > "$log" 2>&1; then
+        BUILT="$BUILT $t"
+    else
+        FAILED=$((FAILED + 1))
+        echo "FAIL $t (build)"
+        show_log "$log"
+    fi
+done
+
+# ---- running ---------------------------------------------------------------
+# run_case NAME BACKEND: runs one program on one backend; sets RESULT (0 = pass)
+# and REASON; the output is in $WORK/logs/NAME.BACKEND.log
+run_case() {
+    local t=$1 be=$2
+    local dir=$WORK/$be/$t
+    local log=$WORK/logs/$t.$be.log
+    local file="$be:$dir/$t"
+    local np=${NP[$t]} rc=0 a
+    local -a argv=()
+    for a in ${ARGS[$t]}; do
+        [ "$a" = @F ] && a=$file
+        argv+=("$a")
+    done
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    [ "$be" = hcomp ] && [ -n "$RAM" ] && { find "$RAM" -mindepth 1 -delete 2>/dev/null || true; }
+    {
+        echo "\$ (cd $dir && mpiexec -n $np $t ${argv[*]})"
+        (cd "$dir" && timeout -k 10 "$TIMEOUT" "$MPIEXEC" -n "$np" "$WORK/bin/$t" "${argv[@]}") 2>&1 || rc=$?
+    } > "$log" 2>&1 < /dev/null
+    RESULT=0
+    REASON=""
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        RESULT=1; REASON="timed out after ${TIMEOUT}s"
+    elif [ $rc -ne 0 ]; then
+        RESULT=1; REASON="exit status $rc"
+    fi
+    if ! grep -Eq "^[[:space:]]*${OK[$t]}[[:space:]]*\$" "$log"; then
+        RESULT=1; REASON="${REASON:+$REASON; }no success line \"${OK[$t]}\""
+    fi
+    if tail -n +2 "$log" | grep -Eiq "$ERROR_RE"; then
+        RESULT=1; REASON="${REASON:+$REASON; }reports errors"
+    fi
+    if [ "$be" = hcomp ]; then
+        local f bad=""
+        while IFS= read -r -d '' f; do
+            [ "$(head -c 8 "$f")" = HCOMPMAP ] || bad="$bad ${f#"$dir"/}"
+        done < <(find "$dir" -maxdepth 1 -type f -print0)
+        if [ -n "$bad" ]; then
+            RESULT=1; REASON="${REASON:+$REASON; }not hcomp mapping files:$bad"
+        fi
+    fi
+    # the data of the next case starts from nothing
+    rm -rf "$dir"
+    [ "$be" = hcomp ] && [ -n "$RAM" ] && { find "$RAM" -mindepth 1 -delete 2>/dev/null || true; }
+    return 0
+}
+
+for t in $NAMES; do
+    selected "$t" || continue
+    [[ " $BUILT " == *" $t "* ]] || continue
+    np=${NP[$t]}
+    ufs_result=""
+    if [[ " $BACKENDS " == *" ufs "* ]]; then
+        run_case "$t" ufs
+        ufs_result=$RESULT
+        ufs_reason=$REASON
+    fi
+    run_case "$t" hcomp
+    if [ "$RESULT" -eq 0 ]; then
+        PASSED=$((PASSED + 1))
+        echo "PASS $t [hcomp] (np=$np)"
+    else
+        FAILED=$((FAILED + 1))
+        note=""
+        [ "$ufs_result" = 1 ] && note=" (also fails on ufs: not hcomp's)"
+        echo "FAIL $t [hcomp] (np=$np): $REASON$note"
+        show_log "$WORK/logs/$t.hcomp.log"
+    fi
+    if [ -n "$ufs_result" ]; then
+        if [ "$ufs_result" -eq 0 ]; then
+            UFS_PASSED=$((UFS_PASSED + 1))
+            echo "PASS $t [ufs] (np=$np)"
+        else
+            UFS_FAILED=$((UFS_FAILED + 1))
+            echo "FAIL $t [ufs] (np=$np): $ufs_reason (control run: a problem of the test or of ROMIO, not hcomp's)"
+            show_log "$WORK/logs/$t.ufs.log"
+        fi
+    fi
+done
+
+echo
+if [[ " $BACKENDS " == *" ufs "* ]]; then
+    echo "ufs control: $UFS_PASSED passed, $UFS_FAILED failed"
+fi
+echo "hcomp:"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
