@@ -158,8 +158,8 @@ int hcomp_parse_size(const char *text, uint64_t *out)
     double v;
     if (parse_scaled(text, units, scale, sizeof(scale) / sizeof(scale[0]), &v) != 0)
         return -1;
-    if (v >= 18446744073709551615.0)
-        return -1;
+    if (v >= 18446744073709551615.0 || v != floor(v))
+        return -1;  /* whole bytes only */
     *out = (uint64_t) v;
     return 0;
 }

@@ -480,7 +480,7 @@ static int report_storage(const char *path)
 {
     hcomp_stats st;
     hcomp_error err;
-    char a[32], b[32], c[32];
+    char h1[32], h2[32], h3[32];
     if (hcomp_stat_path(path, &st, &err) != HCOMP_OK) {
         fprintf(stderr, "scidata_demo: hcomp_stat_path(%s): %s: %s\n", path,
                 hcomp_code_name(err.code), err.msg);
@@ -490,8 +490,8 @@ static int report_storage(const char *path)
     long long mapping = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
     printf("\nWhere hcomp put %s (hcomp_stat_path):\n", path);
     printf("  logical size %s, data %s, stored %s in %" PRIu64 " pieces; mapping file %lld bytes\n",
-           human((double)st.logical_size, a, sizeof a), human((double)st.live_bytes, b, sizeof b),
-           human((double)st.stored_bytes, c, sizeof c), st.pieces, mapping);
+           human((double)st.logical_size, h1, sizeof h1), human((double)st.live_bytes, h2, sizeof h2),
+           human((double)st.stored_bytes, h3, sizeof h3), st.pieces, mapping);
     printf("  %-10s %-44s %14s %14s %8s\n", "tier", "directory", "raw bytes", "stored bytes",
            "pieces");
     for (size_t i = 0; i < st.ntiers && i < HCOMP_STATS_MAX_TIERS; i++)

@@ -63,6 +63,13 @@ int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_hea
     return HCOMP_OK;
 }
 
+/* 16-bit check of the length and type, so a damaged length is recognised at once
+ * instead of being taken for a record still being written. */
+static uint16_t frame_check(const unsigned char *frame)
+{
+    return (uint16_t) (hcomp_crc32(frame + 4, 6) & 0xffff);
+}
+
 static unsigned char *frame_begin(hcomp_bytes *b, uint16_t type, size_t payload)
 {
     if (payload > HCOMP_MAP_MAX_PAYLOAD || hcomp_bytes_reserve(b, payload + HCOMP_MAP_FRAME_SIZE) != 0)
@@ -71,7 +78,7 @@ static unsigned char *frame_begin(hcomp_bytes *b, uint16_t type, size_t payload)
     hcomp_put_u32(f, HCOMP_MAP_RECORD_MAGIC);
     hcomp_put_u32(f + 4, (uint32_t) payload);
     hcomp_put_u16(f + 8, type);
-    hcomp_put_u16(f + 10, 0);
+    hcomp_put_u16(f + 10, frame_check(f));
     return f + 12;
 }
 
@@ -213,7 +220,8 @@ int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_
     size_t at = *pos;
     if (len - at < 12)
         return HCOMP_MAP_INCOMPLETE;
-    if (hcomp_get_u32(buf + at) == HCOMP_MAP_RECORD_MAGIC) {
+    if (hcomp_get_u32(buf + at) == HCOMP_MAP_RECORD_MAGIC &&
+        hcomp_get_u16(buf + at + 10) == frame_check(buf + at)) {
         uint32_t n = hcomp_get_u32(buf + at + 4);
         if (n <= HCOMP_MAP_MAX_PAYLOAD) {
             if (len - at < (size_t) n + HCOMP_MAP_FRAME_SIZE)

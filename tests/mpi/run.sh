@@ -9,8 +9,10 @@
 # ranks on an hcomp: file in a fresh directory, with a tier configuration whose
 # first tier is a private directory in /dev/shm and whose second is the file's
 # own directory. t_persist writes with one rank count and verifies in later
-# mpiexec runs with other rank counts. The generic tests also run once against
-# ufs: as a control (the semantics must match).
+# mpiexec runs with other rank counts. t_basic_rw also runs once with a relative
+# file name and once with hcomp's built-in default configuration, and
+# examples/scidata_demo.c is built (with -lhcomp) and run small. The generic tests
+# also run once against ufs: as a control (the semantics must match).
 #
 # Each run prints "PASS name (np=N)" or "FAIL name (np=N)" followed by its output.
 # A run also fails if it leaves anything behind in its directory or on the RAM
@@ -47,10 +49,10 @@ CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror ${HCOMP_TEST_CFLAGS:-}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 # tests that run against both hcomp: and ufs:
-GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking
-         t_shared t_modes t_hints t_errors t_delete t_large t_codecs"
+GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking t_interleave
+         t_fileperproc t_deferred t_shared t_modes t_hints t_errors t_delete t_large t_codecs"
 # tests about hcomp's storage (tiers, compression): hcomp: only
-HCOMP_ONLY="t_compress t_spill"
+HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-mpitest.XXXXXX") || exit 2
 RAM=$(mktemp -d /dev/shm/hcomp-mpitest.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }
@@ -106,6 +108,17 @@ for src in "$SRC"/t_*.c; do
         fail "$t (build)" "$log"
     fi
 done
+# the demo program (examples/scidata_demo.c), a small run of it as one more case
+DEMO_SRC=$SRC/../../examples/scidata_demo.c
+if [[ " $BACKENDS " == *" hcomp "* ]] && [ -f "$DEMO_SRC" ] && selected scidata_demo; then
+    log=$WORK/logs/build-scidata_demo.log
+    # shellcheck disable=SC2086
+    if "$CC" $CFLAGS -o "$WORK/bin/scidata_demo" "$DEMO_SRC" -lhcomp -lm > "$log" 2>&1; then
+        BUILT="$BUILT scidata_demo"
+    else
+        fail "scidata_demo (build)" "$log"
+    fi
+fi
 built() { [[ " $BUILT " == *" $1 "* ]]; }
 
 # ---- running -------------------------------------------------------------------
@@ -180,6 +193,20 @@ for backend in $BACKENDS; do
                     "$WORK/bin/t_persist" --verify $del "$f" $cfg
             done
         done
+    fi
+
+    # a relative file name (resolved against the working directory)
+    if [ "$backend" = hcomp ] && selected t_basic_rw && built t_basic_rw; then
+        d=$(newdir "t_basic_rw-relative")
+        (cd "$d" && run_case "t_basic_rw[relative-path]" 2 "$d" 1 1 "$WORK/bin/t_basic_rw" \
+            "hcomp:f.dat" "$CONFIG") && PASSED=$((PASSED + 1)) || FAILED=$((FAILED + 1))
+    fi
+
+    # the demo: 2 MiB per rank, one repetition, on the test tiers
+    if [ "$backend" = hcomp ] && built scidata_demo; then
+        d=$(newdir "scidata_demo")
+        run_case "scidata_demo" 2 "$d" 1 1 "$WORK/bin/scidata_demo" --dir "$d" --mib 2 \
+            --reps 1 --codec zstd --config "$CONFIG"
     fi
 
     # the embedded default tier configuration (no hcomp_config hint, no HCOMP_CONFIG)

@@ -3,6 +3,10 @@
  *
  *   t_basic_rw TARGET [CONFIG]
  *
+ * Also: a new file's permissions are 0666 minus the umask; MPI_MODE_CREATE on an
+ * existing file keeps it; MPI_SEEK_END; a zero-length write past EOF leaves the
+ * size alone.
+ *
  * Layout: region A = one block per rank of uneven size (written collectively),
  * region B = per-rank chunks written independently in 4 pieces through the
  * individual file pointer. Every byte's expected value is t_byte(offset, seed). */
@@ -34,6 +38,15 @@ int main(int argc, char **argv)
     t_delete_quiet(&t, t.target, info);
     MPI_File fh = t_open(&t, t.target, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
     TASSERT(t_get_size(fh) == 0, "new file has size %lld", (long long)t_get_size(fh));
+    { /* a new file gets 0666 minus the umask, as with ufs */
+        mode_t mask = umask(022);
+        umask(mask);
+        struct stat sb;
+        if (stat(t.path, &sb) != 0)
+            TFAIL("new file %s does not exist after MPI_File_open: %s", t.path, strerror(errno));
+        TASSERT((sb.st_mode & 07777) == (0666 & ~mask), "new file %s has mode %04o, want %04o",
+                t.path, (unsigned)(sb.st_mode & 07777), (unsigned)(0666 & ~mask));
+    }
 
     /* --- region A: collective write_at_all, one block per rank --------------- */
     uint64_t len = block_len(r), off = block_off(r);
@@ -104,6 +117,20 @@ int main(int argc, char **argv)
     TEXPECT_BYTES(rbuf, wbuf, 1000, off, "write_all/read_all via file pointer");
     TCHK(MPI_File_close(&fh));
 
+    /* --- MPI_MODE_CREATE on an existing file keeps its content; SEEK_END ------- */
+    fh = t_open(&t, t.target, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    TASSERT(t_get_size(fh) == (MPI_Offset)endB, "reopen with MPI_MODE_CREATE: size %lld, want %llu",
+            (long long)t_get_size(fh), (unsigned long long)endB);
+    TCHK(MPI_File_seek(fh, -(MPI_Offset)CHUNK_B, MPI_SEEK_END));
+    TCHK(MPI_File_get_position(fh, &pos));
+    TASSERT(pos == (MPI_Offset)(endB - CHUNK_B), "seek(-%d, SEEK_END) gave position %lld, want %llu",
+            CHUNK_B, (long long)pos, (unsigned long long)(endB - CHUNK_B));
+    memset(rbuf, 0xEE, CHUNK_B);
+    TCHK(MPI_File_read(fh, rbuf, CHUNK_B, MPI_BYTE, &st));
+    t_fill(ebuf, CHUNK_B, endB - CHUNK_B, SEED_B);
+    TEXPECT_BYTES(rbuf, ebuf, CHUNK_B, endB - CHUNK_B, "last chunk after seek to SEEK_END");
+    TCHK(MPI_File_close(&fh));
+
     /* --- reopen read-only: the whole file on every rank ------------------------ */
     fh = t_open(&t, t.target, MPI_MODE_RDONLY, info);
     TASSERT(t_get_size(fh) == (MPI_Offset)endB, "size after reopen: %lld, want %llu",
@@ -116,6 +143,16 @@ int main(int argc, char **argv)
     TASSERT(t_count(&st) == (int)endB, "whole-file read count %d, want %d", t_count(&st),
             (int)endB);
     TEXPECT_BYTES(all, exp, endB, 0, "whole file after reopen");
+
+    /* a zero-length write past EOF does not change the size */
+    TCHK(MPI_File_close(&fh));
+    fh = t_open(&t, t.target, MPI_MODE_RDWR, info);
+    TCHK(MPI_File_write_at(fh, (MPI_Offset)endB + 12345, rbuf, 0, MPI_BYTE, &st));
+    TCHK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    TCHK(MPI_File_sync(fh));
+    TASSERT(t_get_size(fh) == (MPI_Offset)endB, "size after a 0-byte write past EOF: %lld, "
+            "want %llu", (long long)t_get_size(fh), (unsigned long long)endB);
 
     /* short read at EOF: ask 1000 bytes at size-100 */
     memset(rbuf, 0xEE, 1000);

@@ -4,11 +4,16 @@
  *   t_errors TARGET [CONFIG]
  *
  *   plain (non-hcomp) file opened with hcomp:        MPI_ERR_IO, message names it
+ *   MPI_File_delete of a plain file through hcomp:    MPI_ERR_IO, file left alone
  *   MPI_MODE_CREATE|MPI_MODE_EXCL on an existing file MPI_ERR_FILE_EXISTS
  *   missing file without MPI_MODE_CREATE              MPI_ERR_NO_SUCH_FILE
  *   unknown codec / bad level / bad piece size        MPI_ERR_INFO_VALUE
  *   missing config file, config naming a missing dir  MPI_ERR_NO_SUCH_FILE
- *   malformed config JSON, bad capacity               MPI_ERR_INFO_VALUE
+ *   malformed config JSON, bad capacity, bad file_perm MPI_ERR_INFO_VALUE
+ *   unsafe "private" tier directory                   MPI_ERR_ACCESS
+ *   every tier full                                   MPI_ERR_NO_SPACE (on the write)
+ *   MPI_File_set_info changing hcomp_config           MPI_ERR_UNSUPPORTED_OPERATION
+ *   MPI_File_set_info with a bad value                MPI_ERR_INFO_VALUE
  *   write to a read-only open                         MPI_ERR_READ_ONLY
  *   MPI_MODE_RDONLY|MPI_MODE_CREATE                   MPI_ERR_AMODE
  * Only the generic cases run for ufs targets. */
@@ -125,26 +130,14 @@ int main(int argc, char **argv)
             if (strcmp(back, text) != 0)
                 TFAIL("plain file was modified by the failed hcomp open (%zu bytes now)", n);
         }
-        t_unlink(&t, plain);
-
-        /* bad hint values, for a new file and for the existing one */
-        static const char *const bad[][2] = {
-            {"hcomp_codec", "nosuchcodec"}, {"hcomp_codec", "zstd:999"},
-            {"hcomp_codec", ""},            {"hcomp_piece_size", "1000"},
-            {"hcomp_piece_size", "0"},      {"hcomp_piece_size", "abc"},
-            {"hcomp_piece_size", "4097"},   {"hcomp_piece_size", "-4096"},
-        };
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            MPI_Info bi = t_info(&t, bad[i][0], bad[i][1], NULL);
-            const char *what = t_fmt("%s=%s", bad[i][0], bad[i][1]);
-            char w[256];
-            snprintf(w, sizeof w, "%s", what);
-            open_fails(&t, t_name(&t, ".new"), MPI_MODE_CREATE | MPI_MODE_RDWR, bi,
-                       MPI_ERR_INFO_VALUE, w);
-            expect_absent(t_path(&t, ".new"), w);
-            open_fails(&t, t.target, MPI_MODE_RDWR, bi, MPI_ERR_INFO_VALUE, w);
-            MPI_Info_free(&bi);
+        /* MPI_File_delete through hcomp: refuses a plain file and leaves it alone */
+        if (t.rank == 0) {
+            TCHK_FAILS(MPI_ERR_IO, MPI_File_delete(pname, info));
+            if (!t_exists(plain))
+                TFAIL("MPI_File_delete(%s) removed a plain (non-hcomp) file", pname);
+            printf("  [%s] MPI_File_delete of a plain file: MPI_ERR_IO, file kept\n", t.test);
         }
+        t_unlink(&t, plain);
 
         /* configuration problems */
         const char *dir = t_dirname(t.path);
@@ -182,6 +175,131 @@ int main(int argc, char **argv)
         t_unlink(&t, cfg_nodir);
         t_unlink(&t, cfg_bad);
         t_unlink(&t, cfg_cap);
+
+        /* private tier directories that are unsafe: open to others, a symbolic
+         * link, somebody else's (the last only when running as root) */
+        {
+            char top[4200], open_dir[4300], real[4300], link[4300], foreign[4300];
+            char cfgp[4400], json[9000];
+            snprintf(top, sizeof top, "%s.pv", t.path);
+            snprintf(open_dir, sizeof open_dir, "%s/open", top);
+            snprintf(real, sizeof real, "%s/real", top);
+            snprintf(link, sizeof link, "%s/link", top);
+            snprintf(foreign, sizeof foreign, "%s/foreign", top);
+            snprintf(cfgp, sizeof cfgp, "%s/tiers.json", top);
+            t_mkdir(&t, top);
+            t_mkdir(&t, open_dir);
+            t_mkdir(&t, real);
+            t_mkdir(&t, foreign);
+            int err = 0;
+            if (t.rank == 0) {
+                if (chmod(open_dir, 0755) != 0 || symlink(real, link) != 0)
+                    err = errno;
+                if (getuid() == 0 && chown(foreign, 65534, 65534) != 0)
+                    err = errno;
+            }
+            MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if (err)
+                TFAIL("setting up unsafe tier directories: %s", strerror(err));
+            const char *dirs[3] = {open_dir, link, foreign};
+            const char *whats[3] = {"private tier directory with mode 0755",
+                                    "private tier directory that is a symbolic link",
+                                    "private tier directory owned by another user"};
+            for (int i = 0; i < (getuid() == 0 ? 3 : 2); i++) {
+                snprintf(json, sizeof json,
+                         "{\"version\":1,\"tiers\":[{\"name\":\"ram\",\"path\":\"%s\","
+                         "\"capacity\":\"1MiB\",\"private\":true,\"scope\":\"node-local\"}]}\n",
+                         dirs[i]);
+                t_write_text(&t, cfgp, json);
+                MPI_Info ci;
+                MPI_Info_create(&ci);
+                MPI_Info_set(ci, "hcomp_config", cfgp);
+                open_fails(&t, t_name(&t, ".new"), MPI_MODE_CREATE | MPI_MODE_RDWR, ci,
+                           MPI_ERR_ACCESS, whats[i]);
+                expect_absent(t_path(&t, ".new"), whats[i]);
+                MPI_Info_free(&ci);
+            }
+            t_unlink(&t, cfgp);
+            t_unlink(&t, link);
+            t_rmdir(&t, open_dir);
+            t_rmdir(&t, real);
+            t_rmdir(&t, foreign);
+            t_rmdir(&t, top);
+        }
+
+        /* every tier full: MPI_ERR_NO_SPACE, and what was written stays readable */
+        {
+            static const char *const caps[1] = {"64KiB"};
+            ttiers tt;
+            t_make_tiers_tag(&t, &tt, "nospc-tiers", 1, caps);
+            MPI_Info ni = t_info(&t, "hcomp_config", tt.cfg, NULL);
+            const char *nname = t_name(&t, ".nospc");
+            MPI_File fh = t_open(&t, nname, MPI_MODE_CREATE | MPI_MODE_RDWR, ni);
+            if (t.rank == 0) {
+                uint8_t *big = t_malloc(256 * KiB), small[8192], back[8192];
+                t_fill_random(small, sizeof small, 1);
+                t_fill_random(big, 256 * KiB, 2);
+                TCHK(MPI_File_write_at(fh, 0, small, sizeof small, MPI_BYTE, &st));
+                TCHK_FAILS(MPI_ERR_NO_SPACE,
+                           MPI_File_write_at(fh, 8192, big, 256 * KiB, MPI_BYTE, &st));
+                TCHK(MPI_File_read_at(fh, 0, back, sizeof back, MPI_BYTE, &st));
+                TEXPECT_BYTES(back, small, sizeof small, 0, "data written before NO_SPACE");
+                printf("  [%s] every tier full: MPI_ERR_NO_SPACE\n", t.test);
+                free(big);
+            }
+            TCHK(MPI_File_close(&fh));
+            t_delete(&t, nname, ni);
+            MPI_Info_free(&ni);
+            t_remove_tiers(&t, &tt);
+        }
+
+        /* hcomp_config cannot change while the file is open */
+        {
+            MPI_File fh = t_open(&t, t.target, MPI_MODE_RDWR, info);
+            MPI_Info ci;
+            MPI_Info_create(&ci);
+            MPI_Info_set(ci, "hcomp_config", t_path(&t, ".other-config.json"));
+            TCHK_FAILS(MPI_ERR_UNSUPPORTED_OPERATION, MPI_File_set_info(fh, ci));
+            MPI_Info_free(&ci);
+            TCHK(MPI_File_close(&fh));
+        }
+
+        /* MPI_File_set_info with a bad value fails and changes nothing */
+        {
+            MPI_File fh = t_open(&t, t.target, MPI_MODE_RDWR, info);
+            MPI_Info bi = t_info(&t, "hcomp_codec", "nosuchcodec", NULL);
+            TCHK_FAILS(MPI_ERR_INFO_VALUE, MPI_File_set_info(fh, bi));
+            MPI_Info_free(&bi);
+            MPI_Info got;
+            char v[MPI_MAX_INFO_VAL + 1] = "";
+            int flag = 0;
+            TCHK(MPI_File_get_info(fh, &got));
+            MPI_Info_get(got, "hcomp_codec", MPI_MAX_INFO_VAL, v, &flag);
+            MPI_Info_free(&got);
+            TASSERT(flag && strncmp(v, "lz4", 3) == 0,
+                    "after a rejected set_info, hcomp_codec is '%s'", flag ? v : "(missing)");
+            TCHK(MPI_File_close(&fh));
+        }
+
+        /* bad hint values at open, for a new file and for the existing one */
+        static const char *const bad[][2] = {
+            {"hcomp_codec", "nosuchcodec"}, {"hcomp_codec", "zstd:999"},
+            {"hcomp_codec", "lz4:x"},       {"hcomp_piece_size", "1000"},
+            {"hcomp_piece_size", "0"},      {"hcomp_piece_size", "abc"},
+            {"hcomp_piece_size", "4097"},   {"hcomp_piece_size", "-4096"},
+            {"file_perm", "abc"},           {"file_perm", "0999"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            MPI_Info bi = t_info(&t, bad[i][0], bad[i][1], NULL);
+            const char *what = t_fmt("%s=%s", bad[i][0], bad[i][1]);
+            char w[256];
+            snprintf(w, sizeof w, "%s", what);
+            open_fails(&t, t_name(&t, ".new"), MPI_MODE_CREATE | MPI_MODE_RDWR, bi,
+                       MPI_ERR_INFO_VALUE, w);
+            expect_absent(t_path(&t, ".new"), w);
+            open_fails(&t, t.target, MPI_MODE_RDWR, bi, MPI_ERR_INFO_VALUE, w);
+            MPI_Info_free(&bi);
+        }
     }
 
     /* the existing file survived all that */

@@ -1,6 +1,7 @@
 /* Hints: MPI_File_get_info reports every hcomp_* hint with its current value
  * (defaults included), values given at open, and values changed by
- * MPI_File_set_info; data written before and after a codec change reads back.
+ * MPI_File_set_info and MPI_File_set_view; data written before and after each
+ * codec change reads back.
  *
  *   t_hints TARGET [CONFIG]
  *
@@ -118,17 +119,28 @@ int main(int argc, char **argv)
         expect_hint(fh, "hcomp_piece_size", "65536", "after set_info");
     }
     write_part(fh, &t, 2 * LEN);
+
+    /* 4. hints passed to MPI_File_set_view apply too */
+    MPI_Info vi;
+    MPI_Info_create(&vi);
+    MPI_Info_set(vi, "hcomp_codec", "bzip2");
+    TCHK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", vi));
+    MPI_Info_free(&vi);
+    if (t.is_hcomp)
+        expect_hint(fh, "hcomp_codec", "bzip2", "after set_view with hints");
+    write_part(fh, &t, 3 * LEN);
+
     TCHK(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
     TCHK(MPI_File_sync(fh));
-    check_all(fh, 3 * LEN, "three codecs, same open");
+    check_all(fh, 4 * LEN, "four codecs, same open");
     TCHK(MPI_File_close(&fh));
     MPI_Info_free(&info);
 
-    /* 4. reopen without codec hints: everything decodes, defaults reported again */
+    /* 5. reopen without codec hints: everything decodes, defaults reported again */
     info = t_info(&t, NULL);
     fh = t_open(&t, t.target, MPI_MODE_RDONLY, info);
-    check_all(fh, 3 * LEN, "three codecs, after reopen");
+    check_all(fh, 4 * LEN, "four codecs, after reopen");
     if (t.is_hcomp)
         expect_hint(fh, "hcomp_piece_size", "1048576", "reopen without hints");
     TCHK(MPI_File_close(&fh));

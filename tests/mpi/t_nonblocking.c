@@ -6,9 +6,9 @@
  *   t_nonblocking TARGET [CONFIG]
  *
  * Regions (CH = 70001 bytes; every byte is t_byte(offset, seed of its region)):
- *   A: 4 chunks per rank interleaved by rank, chunk j of rank r at (4r+j)... see aoff()
+ *   A: 4 chunks per rank interleaved by rank: chunk j of rank r at (j*P + r)*CH
  *   B: 2 consecutive chunks per rank via the file pointer
- *   C: one chunk per rank via a vector view + iwrite_all
+ *   C: one chunk per rank via a view displaced to it + iwrite_all
  *   D: one chunk per rank via iwrite_at_all */
 #include "tcommon.h"
 

@@ -5,7 +5,8 @@
  *   t_spill TARGET [CONFIG]     (CONFIG is ignored: the test makes its own)
  *
  * The ranks write the 4 MiB collectively (one contiguous slice each), in two
- * calls, then verify in the same open and after reopening. */
+ * calls, then verify in the same open; then overwrite scattered ranges (which
+ * now go to the second tier) and verify after reopening. */
 #include "tcommon.h"
 
 #define TOTAL (4 * MiB)
@@ -55,9 +56,33 @@ int main(int argc, char **argv)
                 (unsigned long long)(s0 + s1));
     }
 
+    /* overwrites now land on the second tier: newer data there must win over
+     * older data on the first tier (and vice versa, for what is on the second) */
+    fh = t_open(&t, t.target, MPI_MODE_RDWR, info);
+    for (int k = 0; k < 4; k++) {
+        uint64_t off = (uint64_t)(k * t.nprocs + t.rank) * 200000 + 4093 * (uint64_t)k;
+        uint64_t len = 30000 + 1000 * (uint64_t)k;
+        if (off + len > TOTAL)
+            continue;
+        t_fill_random(all + off, len, 7000 + (uint64_t)k * 100 + (uint64_t)t.rank);
+        TCHK(MPI_File_write_at(fh, (MPI_Offset)off, all + off, (int)len, MPI_BYTE, &st));
+    }
+    TCHK(MPI_File_close(&fh));
+    /* everybody's overwrites, into everybody's reference copy */
+    for (int o = 0; o < t.nprocs; o++)
+        for (int k = 0; k < 4; k++) {
+            uint64_t off = (uint64_t)(k * t.nprocs + o) * 200000 + 4093 * (uint64_t)k;
+            uint64_t len = 30000 + 1000 * (uint64_t)k;
+            if (off + len <= TOTAL)
+                t_fill_random(all + off, len, 7000 + (uint64_t)k * 100 + (uint64_t)o);
+        }
+
     MPI_Info_free(&info);
     info = t_info(&t, NULL);
     fh = t_open(&t, t.target, MPI_MODE_RDONLY, info);
+    memset(back, 0, TOTAL);
+    TCHK(MPI_File_read_at_all(fh, 0, back, TOTAL, MPI_BYTE, &st));
+    TEXPECT_BYTES(back, all, TOTAL, 0, "whole file after overwrites that spilled");
     memset(back, 0, TOTAL);
     /* each rank reads somebody else's slice, independently, in odd-sized reads */
     int o = (t.rank + 1) % t.nprocs;

@@ -588,8 +588,8 @@ TC_UNUSED static const char *t_dirname(const char *path)
 /* ---- private tier configurations --------------------------------------------- */
 
 /* A tier configuration of its own for a test: directories <path>.tiers/tier<i>
- * and <path>.tiers/tiers.json, made by rank 0. capacity[i] is the tier's
- * capacity text ("64KiB", "unlimited"). */
+ * and <path>.tiers/tiers.json, made by rank 0 (t_make_tiers_tag: <path>.<tag>/).
+ * capacity[i] is the tier's capacity text ("64KiB", "unlimited"). */
 typedef struct ttiers {
     int n;
     char top[4096];
@@ -597,11 +597,12 @@ typedef struct ttiers {
     char cfg[4160];
 } ttiers;
 
-TC_UNUSED static void t_make_tiers(const tctx *t, ttiers *tt, int n, const char *const capacity[])
+TC_UNUSED static void t_make_tiers_tag(const tctx *t, ttiers *tt, const char *tag, int n,
+                                       const char *const capacity[])
 {
     memset(tt, 0, sizeof *tt);
     tt->n = n;
-    snprintf(tt->top, sizeof tt->top, "%.4000s.tiers", t->path);
+    snprintf(tt->top, sizeof tt->top, "%.4000s.%.60s", t->path, tag);
     snprintf(tt->cfg, sizeof tt->cfg, "%s/tiers.json", tt->top);
     t_mkdir(t, tt->top);
     char json[20000];
@@ -617,6 +618,11 @@ TC_UNUSED static void t_make_tiers(const tctx *t, ttiers *tt, int n, const char 
     }
     snprintf(json + len, sizeof json - (size_t)len, "]}\n");
     t_write_text(t, tt->cfg, json);
+}
+
+TC_UNUSED static void t_make_tiers(const tctx *t, ttiers *tt, int n, const char *const capacity[])
+{
+    t_make_tiers_tag(t, tt, "tiers", n, capacity);
 }
 
 /* Remove what t_make_tiers made; the tier directories must be empty by now. */

@@ -13,9 +13,10 @@
 # `timeout 300 PREFIX/bin/mpiexec -n NP` (NP and the arguments are the ones
 # ROMIO's `runtests` script uses) on a file in a fresh directory:
 #   hcomp:<tmp>/hcomp/<name>/<name>   and, as a control,   ufs:<tmp>/ufs/<name>/<name>
-# A case passes only if the program exits 0, prints its success line (" No Errors"
-# for all but the two perf programs), and prints nothing that reports errors
-# ("Found N errors", "N/M blocks corrupt", ...). On hcomp every regular file the
+# A case passes only if the program exits 0, prints its success line
+# (" No Errors"; perf checks no data and its line is its last bandwidth report),
+# and prints nothing that reports errors ("Found N errors", "N/M blocks
+# corrupt", ...). On hcomp every regular file the
 # run leaves in its directory must also be an hcomp mapping file (starts with
 # "HCOMPMAP"), which shows the hcomp driver, not a fallback, handled the file.
 #
@@ -64,8 +65,8 @@ BACKENDS="hcomp ufs"
 # ---- what runs -------------------------------------------------------------
 # name | ranks | arguments (@F = the file name) | success line (regex, whole line)
 # Ranks and arguments are those of ROMIO's runtests script; the programs that
-# runtests does not run (creat_excl, perf, coll_perf) take -fname like the rest
-# and run with 4 ranks.
+# runtests does not run (creat_excl, perf) take -fname like the rest and run
+# with 4 ranks.
 TESTS='
 simple           |4| -fname @F   | No Errors
 async            |4| -fname @F   | No Errors
@@ -92,7 +93,6 @@ types_with_zeros |2| @F          | No Errors
 darray_read      |4| @F          | No Errors
 creat_excl       |4| -fname @F   | No Errors
 perf             |4| -fname @F   | Read bandwidth after file sync = .* Mbytes/sec
-coll_perf        |4| -fname @F   | Collective read time = .* sec, Collective read bandwidth = .*
 '
 # Output that reports errors, in any program (extended regex, case-insensitive).
 ERROR_RE='found [0-9]+ error|[0-9]+/[0-9]+ blocks corrupt|^error:|got -?[0-9]+ expected|readbuf=.*writebuf=|unexpected (value|error message)|did not return an error|returns? error|MPI_Abort|^Abort\('
@@ -107,6 +107,7 @@ declare -A EXCLUDED=(
     [external32]="takes no file name: always writes ./test.datarep in the current directory with no prefix (i.e. ufs); tests the external32 data representation, not a file system"
     [large_file]="writes and reads a 4 GiB file from one process (128 x 32 MiB); too heavy for the shared 2-core CI machine; hcomp's large-file path is covered by tests/mpi/t_large; runtests does not run it"
     [large_array]="writes and reads a 4 GiB darray with 1 GiB of buffers per rank (4 GiB of RAM with 4 ranks, plus collective buffers); too heavy for the shared machine; runtests does not run it"
+    [coll_perf]="its global array is 2176 x 1152 x 1408 ints, a 13 GiB file (the README's 128^3 is out of date) written 3 times and read twice: timed out (300 s) on ufs as well as hcomp on this 2-core machine"
     [big_extents]="not in the Makefile's CTESTS (upstream neither builds nor runs it); needs datatypes with 1-6 GiB extents and writes at offsets up to 6 GiB; too heavy for the shared machine"
 )
 
@@ -240,15 +241,32 @@ run_case() {
     if tail -n +2 "$log" | grep -Eiq "$ERROR_RE"; then
         RESULT=1; REASON="${REASON:+$REASON; }reports errors"
     fi
+    # what the run left: regular files (names) in its directory
+    local f bad=""
+    LEFT=$(cd "$dir" && find . -mindepth 1 -maxdepth 1 -type f -printf '%P\n' | sort | tr '\n' ' ')
     if [ "$be" = hcomp ]; then
-        local f bad=""
-        while IFS= read -r -d '' f; do
-            [ "$(head -c 8 "$f")" = HCOMPMAP ] || bad="$bad ${f#"$dir"/}"
-        done < <(find "$dir" -maxdepth 1 -type f -print0)
+        for f in $LEFT; do
+            [ "$(head -c 8 "$dir/$f")" = HCOMPMAP ] || bad="$bad $f"
+        done
         if [ -n "$bad" ]; then
             RESULT=1; REASON="${REASON:+$REASON; }not hcomp mapping files:$bad"
         fi
+        # a run that deleted all its files must not leave their data behind
+        if [ -z "$LEFT" ]; then
+            bad=$( (find "$dir" -mindepth 1; [ -n "$RAM" ] && find "$RAM" -mindepth 1) | head -5 | tr '\n' ' ')
+            if [ -n "$bad" ]; then
+                RESULT=1; REASON="${REASON:+$REASON; }its files were deleted but left data behind: $bad"
+            fi
+        fi
     fi
+    {
+        echo "--- files left in $dir:"
+        (cd "$dir" && find . -mindepth 1 -maxdepth 1 -printf '%y %s %p\n' | sort)
+        if [ "$be" = hcomp ] && [ -n "$RAM" ]; then
+            echo "--- in the RAM tier $RAM:"
+            (cd "$RAM" && find . -mindepth 1 -printf '%y %s %p\n' | sort)
+        fi
+    } >> "$log" 2>&1
     # the data of the next case starts from nothing
     rm -rf "$dir"
     [ "$be" = hcomp ] && [ -n "$RAM" ] && { find "$RAM" -mindepth 1 -delete 2>/dev/null || true; }
@@ -264,8 +282,15 @@ for t in $NAMES; do
         run_case "$t" ufs
         ufs_result=$RESULT
         ufs_reason=$REASON
+        ufs_left=$LEFT
     fi
     run_case "$t" hcomp
+    # the same file names must be left as on ufs (deletions, shared file
+    # pointer files, one file per rank, ...)
+    if [ "$ufs_result" = 0 ] && [ "$LEFT" != "$ufs_left" ]; then
+        RESULT=1
+        REASON="${REASON:+$REASON; }left files [ ${LEFT}] where ufs left [ ${ufs_left}]"
+    fi
     if [ "$RESULT" -eq 0 ]; then
         PASSED=$((PASSED + 1))
         echo "PASS $t [hcomp] (np=$np)"

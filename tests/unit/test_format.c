@@ -520,6 +520,33 @@ static void test_next_garbage_between(void **state)
 }
 
 /* Extents must lie inside the piece and not be empty or wrap around. */
+/* A damaged length field must not pass for a record still being written: the frame
+ * check catches it, and the records after it stay visible. */
+static void test_next_damaged_length(void **state)
+{
+    (void) state;
+    hcomp_bytes b = {0};
+    size_t off[4];
+    build_log(&b, off);
+    for (int bit = 0; bit < 32; bit++) {
+        unsigned char *p = malloc(b.len);
+        assert_non_null(p);
+        memcpy(p, b.p, b.len);
+        p[off[0] + 4 + bit / 8] ^= (unsigned char) (1u << (bit % 8));
+        size_t pos = 0;
+        uint64_t skipped = 0;
+        hcomp_map_record rec;
+        assert_int_equal(hcomp_map_next(p, b.len, &pos, &rec, &skipped), HCOMP_MAP_DAMAGED);
+        while (pos < off[1])
+            assert_int_equal(hcomp_map_next(p, b.len, &pos, &rec, &skipped), HCOMP_MAP_DAMAGED);
+        assert_int_equal(pos, off[1]);
+        assert_int_equal(hcomp_map_next(p, b.len, &pos, &rec, &skipped), HCOMP_MAP_RECORD);
+        assert_int_equal(pos, off[2]);
+        free(p);
+    }
+    hcomp_bytes_free(&b);
+}
+
 static void test_next_bad_extent(void **state)
 {
     (void) state;
@@ -572,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_next_truncated_tail),
         cmocka_unit_test(test_next_flipped_payload),
         cmocka_unit_test(test_next_garbage_between),
+        cmocka_unit_test(test_next_damaged_length),
         cmocka_unit_test(test_next_bad_extent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

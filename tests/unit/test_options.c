@@ -1,0 +1,223 @@
+/* Unit tests of the hcomp_* hints: defaults, set/get round trips, rejection of bad
+ * values with a message that names the hint, and hcomp_options_is_hint. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hcomp.h"
+
+static void get(const hcomp_options *o, const char *key, char *buf, size_t n)
+{
+    assert_int_equal(hcomp_options_get(o, key, buf, n), HCOMP_OK);
+}
+
+static void assert_get(const hcomp_options *o, const char *key, const char *want)
+{
+    char buf[4096];
+    get(o, key, buf, sizeof(buf));
+    if (strcmp(buf, want) != 0)
+        fail_msg("%s is \"%s\", want \"%s\"", key, buf, want);
+}
+
+static void test_defaults(void **state)
+{
+    (void) state;
+    hcomp_options *o = hcomp_options_new();
+    assert_non_null(o);
+    assert_get(o, "hcomp_codec", "lz4");
+    assert_get(o, "hcomp_piece_size", "1048576");
+    /* hcomp_config: the environment, else the embedded configuration */
+    char *saved = getenv("HCOMP_CONFIG") ? strdup(getenv("HCOMP_CONFIG")) : NULL;
+    unsetenv("HCOMP_CONFIG");
+    assert_get(o, "hcomp_config", "embedded");
+    setenv("HCOMP_CONFIG", "/etc/hcomp/tiers.json", 1);
+    assert_get(o, "hcomp_config", "/etc/hcomp/tiers.json");
+    assert_int_equal(hcomp_options_set(o, "hcomp_config", "/mine.json", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_config", "/mine.json");     /* the hint beats the environment */
+    if (saved) {
+        setenv("HCOMP_CONFIG", saved, 1);
+        free(saved);
+    } else
+        unsetenv("HCOMP_CONFIG");
+    hcomp_options_free(o);
+}
+
+/* The listing functions describe the same options get() knows, with their defaults. */
+static void test_listing(void **state)
+{
+    (void) state;
+    size_t n = hcomp_options_count();
+    assert_int_equal(n, 3);
+    hcomp_options *o = hcomp_options_new();
+    assert_non_null(o);
+    int seen_codec = 0, seen_piece = 0, seen_config = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *key = hcomp_options_key(i), *def = hcomp_options_default(i);
+        assert_non_null(key);
+        assert_non_null(def);
+        assert_true(hcomp_options_is_hint(key));
+        char buf[4096];
+        get(o, key, buf, sizeof(buf));
+        if (strcmp(key, "hcomp_config") == 0)
+            seen_config = 1;
+        else {
+            assert_string_equal(buf, def);
+            seen_codec |= strcmp(key, "hcomp_codec") == 0;
+            seen_piece |= strcmp(key, "hcomp_piece_size") == 0;
+        }
+    }
+    assert_true(seen_codec && seen_piece && seen_config);
+    assert_null(hcomp_options_key(n));
+    assert_null(hcomp_options_default(n));
+    hcomp_options_free(o);
+}
+
+static void test_set_get_roundtrip(void **state)
+{
+    (void) state;
+    static const struct { const char *key, *value, *shown; } cases[] = {
+        {"hcomp_codec", "zstd:5", "zstd:5"},
+        {"hcomp_codec", "zstd", "zstd"},
+        {"hcomp_codec", "zstd:1", "zstd:1"},
+        {"hcomp_codec", "zlib:9", "zlib:9"},
+        {"hcomp_codec", "none", "none"},
+        {"hcomp_codec", "lz4", "lz4"},
+        {"hcomp_piece_size", "4096", "4096"},
+        {"hcomp_piece_size", "8192", "8192"},
+        {"hcomp_piece_size", "4MiB", "4194304"},
+        {"hcomp_piece_size", "64MiB", "67108864"},
+        {"hcomp_piece_size", "1048576", "1048576"},
+        {"hcomp_config", "/some/where/tiers.json", "/some/where/tiers.json"},
+    };
+    hcomp_options *o = hcomp_options_new();
+    assert_non_null(o);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        hcomp_error err;
+        int rc = hcomp_options_set(o, cases[i].key, cases[i].value, &err);
+        if (rc != HCOMP_OK)
+            fail_msg("set %s=%s: %s", cases[i].key, cases[i].value, err.msg);
+        assert_get(o, cases[i].key, cases[i].shown);
+        /* what get() shows is accepted by set() and means the same */
+        char shown[4096];
+        get(o, cases[i].key, shown, sizeof(shown));
+        hcomp_options *o2 = hcomp_options_new();
+        assert_non_null(o2);
+        assert_int_equal(hcomp_options_set(o2, cases[i].key, shown, &err), HCOMP_OK);
+        assert_get(o2, cases[i].key, cases[i].shown);
+        hcomp_options_free(o2);
+    }
+    /* every registered codec by name */
+    for (size_t i = 0; i < hcomp_codec_count(); i++) {
+        const hcomp_codec *c = hcomp_codec_at(i);
+        hcomp_error err;
+        assert_int_equal(hcomp_options_set(o, "hcomp_codec", c->name, &err), HCOMP_OK);
+        assert_get(o, "hcomp_codec", c->name);
+    }
+    hcomp_options_free(o);
+}
+
+static void test_dup_is_independent(void **state)
+{
+    (void) state;
+    hcomp_options *o = hcomp_options_new();
+    assert_non_null(o);
+    assert_int_equal(hcomp_options_set(o, "hcomp_codec", "zstd:5", NULL), HCOMP_OK);
+    hcomp_options *d = hcomp_options_dup(o);
+    assert_non_null(d);
+    assert_get(d, "hcomp_codec", "zstd:5");
+    assert_int_equal(hcomp_options_set(d, "hcomp_codec", "zlib", NULL), HCOMP_OK);
+    assert_int_equal(hcomp_options_set(d, "hcomp_piece_size", "8192", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_codec", "zstd:5");
+    assert_get(o, "hcomp_piece_size", "1048576");
+    assert_get(d, "hcomp_codec", "zlib");
+    hcomp_options_free(d);
+    hcomp_options_free(o);
+}
+
+static void test_invalid_values(void **state)
+{
+    (void) state;
+    static const struct { const char *key, *value; } cases[] = {
+        {"hcomp_piece_size", "1000"},       /* not a multiple of 4096 */
+        {"hcomp_piece_size", "0"},
+        {"hcomp_piece_size", "128MiB"},     /* above 64 MiB */
+        {"hcomp_piece_size", "64MiB4"},
+        {"hcomp_piece_size", "abc"},
+        {"hcomp_piece_size", "-4096"},
+        {"hcomp_piece_size", "-1"},
+        {"hcomp_piece_size", ""},
+        {"hcomp_piece_size", "4096 bananas"},
+        {"hcomp_codec", "nosuch"},
+        {"hcomp_codec", ""},
+        {"hcomp_codec", "zstd:"},
+        {"hcomp_codec", "zstd:abc"},
+        {"hcomp_codec", "zstd:1000"},
+        {"hcomp_codec", "lz4x"},
+        {"hcomp_codc", "lz4"},              /* unknown key */
+        {"hcomp_", "1"},
+        {"hcomp_piecesize", "4096"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        hcomp_options *o = hcomp_options_new();
+        assert_non_null(o);
+        assert_int_equal(hcomp_options_set(o, "hcomp_codec", "zstd:3", NULL), HCOMP_OK);
+        assert_int_equal(hcomp_options_set(o, "hcomp_piece_size", "8192", NULL), HCOMP_OK);
+        hcomp_error err;
+        memset(&err, 0, sizeof(err));
+        int rc = hcomp_options_set(o, cases[i].key, cases[i].value, &err);
+        if (rc != HCOMP_E_INVAL)
+            fail_msg("set %s=\"%s\" returned %s, want HCOMP_E_INVAL", cases[i].key,
+                     cases[i].value, hcomp_code_name(rc));
+        assert_int_equal(err.code, HCOMP_E_INVAL);
+        if (strstr(err.msg, cases[i].key) == NULL)
+            fail_msg("message for %s=\"%s\" does not name the key: %s", cases[i].key,
+                     cases[i].value, err.msg);
+        /* a rejected value leaves the options as they were */
+        assert_get(o, "hcomp_codec", "zstd:3");
+        assert_get(o, "hcomp_piece_size", "8192");
+        /* and a NULL error pointer is allowed */
+        assert_int_equal(hcomp_options_set(o, cases[i].key, cases[i].value, NULL), HCOMP_E_INVAL);
+        hcomp_options_free(o);
+    }
+    hcomp_options *o = hcomp_options_new();
+    assert_non_null(o);
+    hcomp_error err;
+    assert_int_equal(hcomp_options_set(o, NULL, "x", &err), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_options_set(o, "hcomp_codec", NULL, &err), HCOMP_E_INVAL);
+    char buf[64];
+    assert_int_equal(hcomp_options_get(o, "hcomp_codc", buf, sizeof(buf)), HCOMP_E_INVAL);
+    hcomp_options_free(o);
+}
+
+static void test_is_hint(void **state)
+{
+    (void) state;
+    static const struct { const char *key; int want; } cases[] = {
+        {"hcomp_codec", 1}, {"hcomp_piece_size", 1}, {"hcomp_config", 1},
+        {"hcomp_whatever", 1}, {"hcomp_", 1},
+        {"hcomp", 0}, {"HCOMP_codec", 0}, {"cb_buffer_size", 0}, {"romio_cb_write", 0},
+        {"xhcomp_codec", 0}, {"", 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (!!hcomp_options_is_hint(cases[i].key) != cases[i].want)
+            fail_msg("hcomp_options_is_hint(\"%s\") != %d", cases[i].key, cases[i].want);
+    assert_false(hcomp_options_is_hint(NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_listing),
+        cmocka_unit_test(test_set_get_roundtrip),
+        cmocka_unit_test(test_dup_is_independent),
+        cmocka_unit_test(test_invalid_values),
+        cmocka_unit_test(test_is_hint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
