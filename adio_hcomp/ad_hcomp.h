@@ -8,9 +8,13 @@
 #include "adio.h"
 #include <hcomp.h>
 
-/* Per-open state kept in fd->fs_ptr. */
+/* Per-open state kept in fd->fs_ptr. ROMIO's ADIO_Open ignores what SetInfo
+ * returns, so a hint rejected before the file is open is kept here and Open fails
+ * with it. */
 typedef struct ADIOI_HCOMP_State {
     hcomp_file *file;
+    int has_hint_error;
+    hcomp_error hint_error;
 } ADIOI_HCOMP_State;
 
 void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code);

@@ -16,6 +16,13 @@ static int hint_error(const char *myname, ADIO_File fd, const hcomp_error * caus
     err.code = cause->code;
     snprintf(err.msg, sizeof(err.msg), "%.400s: %.600s", fd->filename ? fd->filename : "(no name)",
              cause->msg);
+    if (fd->fs_ptr == NULL)     /* not open yet: make Open fail with it */
+        fd->fs_ptr = ADIOI_Calloc(1, sizeof(ADIOI_HCOMP_State));
+    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    if (st->file == NULL) {
+        st->has_hint_error = 1;
+        st->hint_error = err;
+    }
     return ADIOI_HCOMP_Error(myname, &err);
 }
 

@@ -56,12 +56,21 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         flags |= HCOMP_O_RDWR;
     MPI_Comm_size(fd->comm, &nprocs);
 
-    ADIOI_HCOMP_State *st = ADIOI_Calloc(1, sizeof(*st));
+    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    if (st != NULL && st->has_hint_error) {
+        /* kept (not freed): ADIOI_GEN_OpenColl retries a failed Open once */
+        *error_code = ADIOI_HCOMP_Error(myname, &st->hint_error);
+        fd->fd_sys = -1;
+        return;
+    }
+    if (st == NULL)
+        st = ADIOI_Calloc(1, sizeof(*st));
     hcomp_options *opts = options_from_info(fd->info);
     if (opts == NULL) {
         err.code = HCOMP_E_NOMEM;
         snprintf(err.msg, sizeof(err.msg), "%s: out of memory", fd->filename);
         ADIOI_Free(st);
+        fd->fs_ptr = NULL;
         *error_code = ADIOI_HCOMP_Error(myname, &err);
         return;
     }
@@ -69,6 +78,7 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
     hcomp_options_free(opts);
     if (rc != HCOMP_OK) {
         ADIOI_Free(st);
+        fd->fs_ptr = NULL;
         fd->fd_sys = -1;
         *error_code = ADIOI_HCOMP_Error(myname, &err);
         return;

@@ -36,8 +36,11 @@ typedef struct hcomp_piece {
 typedef struct hcomp_tier_writer {
     int ready;                 /* directory checked, budget computed */
     int full;                  /* the tier said ENOSPC: placement skips it */
+    char base[PATH_MAX];       /* the tier's directory (for this file) */
     char dir[PATH_MAX];        /* this file's segment directory on the tier */
-    uint64_t budget;           /* bytes this opener may still place there */
+    uint64_t budget;           /* bytes reserved and not yet written (UINT64_MAX: unlimited) */
+    uint64_t ledger_id;        /* this opener's line in the tier's capacity ledger */
+    int in_ledger;
     int seg_fd;                /* current segment file, -1 until the first piece */
     uint64_t seg_id;
     uint64_t seg_tail;
@@ -94,6 +97,11 @@ int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *er
 int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err);
 int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *err);
 void hcomp_tier_writers_close(hcomp_file *f);
+uint64_t hcomp_tier_usage(const char *tier_dir);
+
+/* tiers/tier_ledger.c: capacity shared by all writers of a tier */
+int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err);
+void hcomp_tier_release(hcomp_file *f, int t);
 
 /* helpers */
 int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);

@@ -43,12 +43,20 @@ static int encode(hcomp_file *f, const unsigned char *src, uint32_t len, piece_o
     return HCOMP_OK;
 }
 
-/* First tier with room for need bytes, or -1. */
-static int first_fit(hcomp_file *f, uint64_t need)
+/* First tier with room for need bytes (reserving more capacity from the tier's
+ * ledger when this opener's reservation is short), or -1. */
+static int first_fit(hcomp_file *f, uint64_t need, hcomp_error *err, int *rc)
 {
-    for (int t = 0; t < f->cfg.ntiers; t++)
-        if (!f->tw[t].full && f->tw[t].budget >= need)
+    *rc = HCOMP_OK;
+    for (int t = 0; t < f->cfg.ntiers; t++) {
+        hcomp_tier_writer *w = &f->tw[t];
+        if (w->full)
+            continue;
+        if (w->budget < need && (*rc = hcomp_tier_reserve(f, t, need - w->budget, err)) != HCOMP_OK)
+            return -1;
+        if (w->budget >= need)
             return t;
+    }
     return -1;
 }
 
@@ -58,7 +66,7 @@ static int no_space(hcomp_file *f, uint64_t need, hcomp_error *err)
     for (int t = 0; t < f->cfg.ntiers; t++) {
         size_t l = strlen(tiers);
         snprintf(tiers + l, sizeof(tiers) - l, "%s%s: %s", t ? "; " : "", f->cfg.tier[t].name,
-                 f->tw[t].full ? "full (ENOSPC)" : "capacity share used up");
+                 f->tw[t].full ? "full (ENOSPC)" : "capacity reached");
     }
     return hcomp_fail(err, HCOMP_E_NOSPC, "%s: no tier has room for a %llu-byte piece (%s); "
                       "raise a tier's capacity in %s or free space", f->path,
@@ -139,7 +147,9 @@ int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off
                 return rc;
             uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) p.stored_len;
             uint64_t least = HCOMP_PIECE_HEADER_SIZE + HCOMP_PIECE_ALIGN;
-            int t = first_fit(f, need < least ? need : least);
+            int t = first_fit(f, need < least ? need : least, err, &rc);
+            if (rc != HCOMP_OK)
+                return rc;
             if (t < 0)
                 return no_space(f, need, err);
             if (f->tw[t].budget < need) {

@@ -52,8 +52,9 @@ enum hcomp_open_flags {
 typedef struct hcomp_file hcomp_file;
 
 /* Open or create the logical file at path. perm is the permission for a new
- * mapping file and its pieces (before umask). sharers is how many processes write
- * this file concurrently: each gets that share of a tier's remaining capacity. */
+ * mapping file and its pieces (before umask). sharers is how many processes are
+ * expected to write this file together: it sizes the chunks in which each reserves
+ * capacity on a tier (capacity itself is shared by all writers through a ledger). */
 HCOMP_API int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                     const hcomp_options *opts, hcomp_file **out, hcomp_error *err);
 /* Write len bytes at logical offset off: one task, split into pieces, stored, and

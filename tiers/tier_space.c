@@ -50,7 +50,7 @@ int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *er
 }
 
 /* Bytes held in a tier directory by hcomp (its files' segment directories). */
-static uint64_t tier_usage(const char *dir)
+uint64_t hcomp_tier_usage(const char *dir)
 {
     uint64_t used = 0;
     DIR *d = opendir(dir);
@@ -98,13 +98,13 @@ int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err)
     if (snprintf(w->dir, sizeof(w->dir), "%s/%s", base, name) >= (int) sizeof(w->dir))
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: segment directory path on tier \"%s\" is too long",
                           f->path, tier->name);
-    if (tier->capacity == UINT64_MAX)
-        w->budget = UINT64_MAX;
-    else {
-        uint64_t used = tier_usage(base);
-        uint64_t left = tier->capacity > used ? tier->capacity - used : 0;
-        w->budget = left / (uint64_t) (f->sharers > 0 ? f->sharers : 1);
-    }
+    snprintf(w->base, sizeof(w->base), "%s", base);
+    /* capacity is reserved from the tier's ledger when pieces need it */
+    w->budget = tier->capacity == UINT64_MAX ? UINT64_MAX : 0;
+    w->in_ledger = 0;
+    if (hcomp_random_bytes(&w->ledger_id, sizeof(w->ledger_id)) != 0)
+        return hcomp_fail_errno(err, errno, "%s: no random id", f->path);
+    w->ledger_id &= 0x7fffffffffffffffull;
     w->seg_fd = -1;
     w->ready = 1;
     return HCOMP_OK;
@@ -153,6 +153,7 @@ void hcomp_tier_writers_close(hcomp_file *f)
     for (int t = 0; t < HCOMP_MAX_TIERS; t++) {
         if (f->tw[t].ready && f->tw[t].seg_fd >= 0)
             close(f->tw[t].seg_fd);
+        hcomp_tier_release(f, t);
         f->tw[t].seg_fd = -1;
         f->tw[t].ready = 0;
     }

@@ -180,7 +180,7 @@ int main(int argc, char **argv)
          * link, somebody else's (the last only when running as root) */
         {
             char top[4200], open_dir[4300], real[4300], link[4300], foreign[4300];
-            char cfgp[4400], json[9000];
+            char cfgp[4400], pjson[9000];
             snprintf(top, sizeof top, "%s.pv", t.path);
             snprintf(open_dir, sizeof open_dir, "%s/open", top);
             snprintf(real, sizeof real, "%s/real", top);
@@ -206,11 +206,11 @@ int main(int argc, char **argv)
                                     "private tier directory that is a symbolic link",
                                     "private tier directory owned by another user"};
             for (int i = 0; i < (getuid() == 0 ? 3 : 2); i++) {
-                snprintf(json, sizeof json,
+                snprintf(pjson, sizeof pjson,
                          "{\"version\":1,\"tiers\":[{\"name\":\"ram\",\"path\":\"%s\","
                          "\"capacity\":\"1MiB\",\"private\":true,\"scope\":\"node-local\"}]}\n",
                          dirs[i]);
-                t_write_text(&t, cfgp, json);
+                t_write_text(&t, cfgp, pjson);
                 MPI_Info ci;
                 MPI_Info_create(&ci);
                 MPI_Info_set(ci, "hcomp_config", cfgp);

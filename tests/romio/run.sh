@@ -159,7 +159,7 @@ show_log() {
     local n
     n=$(wc -l < "$1")
     [ "$n" -gt 60 ] && echo "    ... ($((n - 60)) earlier lines omitted; full log: $1)"
-    tail -n 60 "$1" | sed 's/^/    /'
+    tail -n 60 "$1" | awk '{ print "    " $0 }'
     return 0
 }
 selected() { [ -z "$ONLY" ] || [[ $1 =~ $ONLY ]]; }
@@ -207,6 +207,29 @@ for t in $NAMES; do
     fi
 done
 
+# hcomp_rm FILE...: MPI_File_delete of each file (the cleanup between cases)
+cat > "$WORK/src/hcomp_rm.c" <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    int rc = 0;
+    MPI_Init(&argc, &argv);
+    for (int i = 1; i < argc; i++)
+        if (MPI_File_delete(argv[i], MPI_INFO_NULL) != MPI_SUCCESS) {
+            fprintf(stderr, "hcomp_rm: cannot delete %s\n", argv[i]);
+            rc = 1;
+        }
+    MPI_Finalize();
+    return rc;
+}
+EOF
+if ! (cd "$WORK/src" && "$CC" -O2 -o "$WORK/bin/hcomp_rm" hcomp_rm.c) > "$WORK/logs/build-hcomp_rm.log" 2>&1; then
+    echo "$0: cannot build the cleanup helper:" >&2
+    cat "$WORK/logs/build-hcomp_rm.log" >&2
+    exit 2
+fi
+
 # ---- running ---------------------------------------------------------------
 # run_case NAME BACKEND: runs one program on one backend; sets RESULT (0 = pass)
 # and REASON; the output is in $WORK/logs/NAME.BACKEND.log
@@ -253,7 +276,8 @@ run_case() {
         fi
         # a run that deleted all its files must not leave their data behind
         if [ -z "$LEFT" ]; then
-            bad=$( (find "$dir" -mindepth 1; [ -n "$RAM" ] && find "$RAM" -mindepth 1) | head -5 | tr '\n' ' ')
+            bad=$( (find "$dir" -mindepth 1; if [ -n "$RAM" ]; then find "$RAM" -mindepth 1; fi) |
+                head -n 5 | tr '\n' ' ' || true)
             if [ -n "$bad" ]; then
                 RESULT=1; REASON="${REASON:+$REASON; }its files were deleted but left data behind: $bad"
             fi
@@ -267,7 +291,18 @@ run_case() {
             (cd "$RAM" && find . -mindepth 1 -printf '%y %s %p\n' | sort)
         fi
     } >> "$log" 2>&1
-    # the data of the next case starts from nothing
+    # the data of the next case starts from nothing; hcomp files are deleted
+    # through MPI_File_delete so that their data in the tiers goes too
+    if [ "$be" = hcomp ] && [ -n "$LEFT" ]; then
+        local -a doomed=()
+        for f in $LEFT; do
+            [ "$(head -c 8 "$dir/$f")" = HCOMPMAP ] && doomed+=("hcomp:$dir/$f")
+        done
+        if [ ${#doomed[@]} -gt 0 ] &&
+            ! timeout -k 10 60 "$MPIEXEC" -n 1 "$WORK/bin/hcomp_rm" "${doomed[@]}" >> "$log" 2>&1 < /dev/null; then
+            echo "warning: could not delete the hcomp files of $t (see $log)"
+        fi
+    fi
     rm -rf "$dir"
     [ "$be" = hcomp ] && [ -n "$RAM" ] && { find "$RAM" -mindepth 1 -delete 2>/dev/null || true; }
     return 0

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# ABI check: a program built against Debian's own MPICH (through Debian's
+# parallel HDF5, package libhdf5-mpich-dev) uses hcomp when PREFIX/lib comes
+# first on LD_LIBRARY_PATH, without being rebuilt.
+#
+# usage: tests/abi/run.sh PREFIX
+#
+# PREFIX is an MPICH installation with the hcomp driver: PREFIX/lib holds
+# libmpi.so.12, libhcomp.so and the link libmpich.so.12 -> libmpi.so.12;
+# PREFIX/bin/mpiexec is its launcher.
+#
+# Steps, each reported as PASS or FAIL:
+#   build         tests/abi/hdf5_hcomp.c compiled with Debian's h5pcc.mpich
+#                 (-shlib: Debian's libhdf5_mpich.so and libmpich.so.12)
+#   ldd[debian]   without PREFIX/lib, libmpich.so.12 resolves to Debian's copy
+#                 (a file of a Debian package, per dpkg -S)
+#   ldd[hcomp]    with LD_LIBRARY_PATH=PREFIX/lib, libmpich.so.12 and
+#                 libhcomp.so.0 resolve into PREFIX/lib, libhdf5 stays Debian's
+#   run np=2/4    PREFIX/bin/mpiexec -n N hdf5_hcomp hcomp:<tmp>/npN/t.h5 with
+#                 that LD_LIBRARY_PATH: must exit 0, print "hdf5_hcomp: OK",
+#                 have loaded MPI from PREFIX/lib, and leave an hcomp mapping
+#                 file (starts with "HCOMPMAP")
+#   control       the same program without PREFIX/lib (Debian's MPICH, which
+#                 has no hcomp driver) must refuse the hcomp: file: exit
+#                 non-zero with ROMIO's "unsupported file system" error
+# The last line is "N passed, N failed"; the exit status is 1 if any failed
+# (2 on bad usage or if Debian's toolchain cannot be found or installed).
+#
+# If libhdf5-mpich-dev is missing and this runs as root, it is installed with
+# apt-get (set HCOMP_ABI_NO_INSTALL=1 to fail instead).
+# The hcomp runs use a tier configuration that mirrors the embedded default
+# (private 64 MiB RAM directory, then the file's own directory) with a RAM
+# directory of this run's own, unless HCOMP_CONFIG is already set.
+# Environment: HCOMP_ABI_TIMEOUT (seconds per run, default 300),
+# HCOMP_ABI_KEEP=1 (keep the work directory).
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PREFIX" >&2
+    exit 2
+fi
+PREFIX=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: no such directory: $1" >&2; exit 2; }
+PLIB=$PREFIX/lib
+MPIEXEC=$PREFIX/bin/mpiexec
+[ -x "$MPIEXEC" ] || { echo "$0: $MPIEXEC not found or not executable" >&2; exit 2; }
+for f in libmpich.so.12 libhcomp.so.0; do
+    [ -e "$PLIB/$f" ] || { echo "$0: $PLIB/$f not found" >&2; exit 2; }
+done
+SRC=$(cd "$(dirname "$0")" && pwd)/hdf5_hcomp.c
+TIMEOUT=${HCOMP_ABI_TIMEOUT:-300}
+
+# ---- Debian's HDF5/MPICH toolchain -------------------------------------------
+find_h5pcc() {
+    if command -v h5pcc.mpich > /dev/null 2>&1; then
+        command -v h5pcc.mpich
+    elif command -v h5pcc > /dev/null 2>&1 && h5pcc -show 2>/dev/null | grep -q mpich; then
+        command -v h5pcc
+    fi
+    return 0
+}
+H5PCC=$(find_h5pcc)
+if [ -z "$H5PCC" ] || ! dpkg -s libhdf5-mpich-dev > /dev/null 2>&1; then
+    if [ "${HCOMP_ABI_NO_INSTALL:-0}" != 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+        echo "installing libhdf5-mpich-dev (Debian's parallel HDF5 for MPICH) ..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -q libhdf5-mpich-dev > /dev/null ||
+            { apt-get update -q > /dev/null && apt-get install -y -q libhdf5-mpich-dev > /dev/null; } ||
+            { echo "$0: could not install libhdf5-mpich-dev" >&2; exit 2; }
+        H5PCC=$(find_h5pcc)
+    fi
+fi
+[ -n "$H5PCC" ] || { echo "$0: h5pcc.mpich not found: apt-get install libhdf5-mpich-dev" >&2; exit 2; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-abi.XXXXXX")
+RAM=""
+cleanup() {
+    if [ "${HCOMP_ABI_KEEP:-0}" = 1 ]; then
+        echo "kept: $WORK $RAM"
+    else
+        rm -rf "$WORK"
+        [ -n "$RAM" ] && rm -rf "$RAM"
+    fi
+    return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "${HCOMP_CONFIG:-}" ]; then
+    RAMTIER=""
+    if [ -d /dev/shm ] && RAM=$(mktemp -d /dev/shm/hcomp-abi.XXXXXX 2>/dev/null); then
+        chmod 700 "$RAM"
+        RAMTIER="{\"name\":\"ram\",\"path\":\"$RAM\",\"capacity\":\"64MiB\",\"bandwidth\":\"10GB/s\",\"latency\":\"1us\",\"scope\":\"node-local\",\"private\":true},"
+    fi
+    cat > "$WORK/tiers.json" <<EOF
+{"version":1,"tiers":[
+  $RAMTIER
+  {"name":"filedir","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
+]}
+EOF
+    export HCOMP_CONFIG=$WORK/tiers.json
+fi
+
+# the library path of the hcomp runs: PREFIX/lib first
+HCOMP_LDPATH=$PLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Debian's: no PREFIX/lib anywhere on it
+DEBIAN_LDPATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
+    grep -vxF -e "$PLIB" -e "$PLIB/" -e "$(readlink -f "$PLIB")" | paste -sd: || true)
+
+echo "compiler:   $H5PCC ($(dpkg-query -W -f='${Package} ${Version}' libhdf5-mpich-dev 2>/dev/null))"
+echo "            $("$H5PCC" -shlib -show 2>/dev/null | head -c 200)"
+echo "hcomp MPI:  $PLIB (LD_LIBRARY_PATH=$HCOMP_LDPATH)"
+echo "tiers:      HCOMP_CONFIG=$HCOMP_CONFIG"
+echo "work:       $WORK"
+echo
+
+PASSED=0
+FAILED=0
+pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
+fail() {
+    FAILED=$((FAILED + 1))
+    echo "FAIL $1"
+    if [ -n "${2:-}" ] && [ -s "$2" ]; then
+        tail -n 40 "$2" | awk '{ print "    " $0 }'
+    fi
+    return 0
+}
+# resolved NAME LDPATH: the file the dynamic loader picks for NAME
+resolved() {
+    LD_LIBRARY_PATH=$2 ldd "$WORK/hdf5_hcomp" 2>/dev/null |
+        awk -v n="$1" '$1 == n && $2 == "=>" { print $3; exit }'
+}
+
+# ---- build -------------------------------------------------------------------
+BIN=$WORK/hdf5_hcomp
+if (cd "$WORK" && env -u LD_LIBRARY_PATH "$H5PCC" -shlib -O2 -Wall -Wextra -o "$BIN" "$SRC" -lm) \
+        > "$WORK/build.log" 2>&1; then
+    pass "build (h5pcc.mpich -shlib)"
+else
+    fail "build (h5pcc.mpich -shlib)" "$WORK/build.log"
+    echo "$PASSED passed, $FAILED failed"
+    exit 1
+fi
+{ echo "NEEDED by hdf5_hcomp:"; objdump -p "$BIN" | awk '/NEEDED|RPATH|RUNPATH/ { print "  " $0 }'; } > "$WORK/needed.txt"
+if ! grep -q 'NEEDED.*libmpich\.so\.12' "$WORK/needed.txt"; then
+    fail "build: hdf5_hcomp does not link libmpich.so.12 directly" "$WORK/needed.txt"
+fi
+
+# ---- ldd without PREFIX/lib: Debian's MPICH ------------------------------------
+log=$WORK/ldd-debian.txt
+LD_LIBRARY_PATH=$DEBIAN_LDPATH ldd "$BIN" > "$log" 2>&1 || true
+lib=$(resolved libmpich.so.12 "$DEBIAN_LDPATH")
+real=$(readlink -f "${lib:-/nonexistent}" 2>/dev/null || true)
+owner=$(dpkg -S "$real" 2>/dev/null | cut -d: -f1 | head -n 1 || true)
+if [ -n "$lib" ] && [ -n "$owner" ] && [[ $real != "$PREFIX"/* ]]; then
+    pass "ldd[debian]: libmpich.so.12 => $lib ($real, package $owner)"
+else
+    fail "ldd[debian]: libmpich.so.12 => ${lib:-not found} (${real:-?}; expected a file of a Debian package)" "$log"
+fi
+
+# ---- ldd with PREFIX/lib first: hcomp's MPICH ----------------------------------
+log=$WORK/ldd-hcomp.txt
+LD_LIBRARY_PATH=$HCOMP_LDPATH ldd "$BIN" > "$log" 2>&1 || true
+lib=$(resolved libmpich.so.12 "$HCOMP_LDPATH")
+hc=$(resolved libhcomp.so.0 "$HCOMP_LDPATH")
+h5=$(resolved libhdf5_mpich.so.103 "$HCOMP_LDPATH")
+h5=${h5:-$(LD_LIBRARY_PATH=$HCOMP_LDPATH ldd "$BIN" | awk '$1 ~ /^libhdf5_mpich\.so/ { print $3; exit }')}
+if [ "$(dirname "${lib:-x}")" = "$PLIB" ] && [ "$(dirname "${hc:-x}")" = "$PLIB" ] &&
+        [ -n "$h5" ] && [[ $(readlink -f "$h5") != "$PREFIX"/* ]]; then
+    pass "ldd[hcomp]: libmpich.so.12 => $lib (-> $(readlink "$lib" || echo "$lib")), libhcomp.so.0 => $hc, HDF5 stays $h5"
+else
+    fail "ldd[hcomp]: libmpich.so.12 => ${lib:-not found}, libhcomp.so.0 => ${hc:-not found}, HDF5 => ${h5:-not found} (expected the first two in $PLIB)" "$log"
+fi
+
+# ---- runs on hcomp: --------------------------------------------------------------
+for np in 2 4; do
+    dir=$WORK/np$np
+    mkdir -p "$dir"
+    log=$WORK/run-np$np.log
+    rc=0
+    {
+        echo "\$ LD_LIBRARY_PATH=$HCOMP_LDPATH mpiexec -n $np hdf5_hcomp hcomp:$dir/t.h5"
+        LD_LIBRARY_PATH=$HCOMP_LDPATH timeout -k 10 "$TIMEOUT" \
+            "$MPIEXEC" -n "$np" "$BIN" "hcomp:$dir/t.h5" < /dev/null 2>&1 || rc=$?
+    } > "$log" 2>&1
+    why=""
+    [ $rc -eq 0 ] || why="exit status $rc"
+    [ $rc -eq 124 ] && why="timed out after ${TIMEOUT}s"
+    grep -qx 'hdf5_hcomp: OK' "$log" || why="${why:+$why; }no \"hdf5_hcomp: OK\""
+    mpilib=$(sed -n 's/^hdf5_hcomp: MPI library: //p' "$log" | head -n 1)
+    [ "$(dirname "${mpilib:-x}")" = "$PLIB" ] ||
+        why="${why:+$why; }MPI was loaded from ${mpilib:-?}, not $PLIB"
+    if [ ! -f "$dir/t.h5" ] || [ "$(head -c 8 "$dir/t.h5")" != HCOMPMAP ]; then
+        why="${why:+$why; }$dir/t.h5 is not an hcomp mapping file"
+    fi
+    if [ -z "$why" ]; then
+        pass "run np=$np: hdf5_hcomp OK on hcomp:$dir/t.h5 ($(stat -c %s "$dir/t.h5")-byte mapping file, MPI from $mpilib)"
+    else
+        fail "run np=$np: $why" "$log"
+    fi
+done
+
+# ---- control: Debian's own MPICH has no hcomp driver -----------------------------
+dir=$WORK/control
+mkdir -p "$dir"
+log=$WORK/control.log
+rc=0
+{
+    echo "\$ LD_LIBRARY_PATH=$DEBIAN_LDPATH mpiexec -n 1 hdf5_hcomp hcomp:$dir/t.h5"
+    LD_LIBRARY_PATH=$DEBIAN_LDPATH timeout -k 10 "$TIMEOUT" \
+        "$MPIEXEC" -n 1 "$BIN" "hcomp:$dir/t.h5" < /dev/null 2>&1 || rc=$?
+} > "$log" 2>&1
+mpilib=$(sed -n 's/^hdf5_hcomp: MPI library: //p' "$log" | head -n 1)
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -qx 'hdf5_hcomp: OK' "$log" &&
+        grep -Eq 'iofstypeunsupported|[Uu]nsupported|[Ii]nvalid file' "$log" &&
+        [ -n "$mpilib" ] && [[ $(readlink -f "$mpilib") != "$PREFIX"/* ]]; then
+    pass "control: with Debian's MPICH ($mpilib) the hcomp: file is refused (exit $rc: $(grep -Eo 'iofstypeunsupported|[Uu]nsupported[^,]*|[Ii]nvalid file[^,]*' "$log" | head -n 1))"
+else
+    fail "control: Debian's MPICH should refuse hcomp: (exit $rc, MPI from ${mpilib:-?})" "$log"
+fi
+
+echo
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
