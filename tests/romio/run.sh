@@ -14,11 +14,16 @@
 # ROMIO's `runtests` script uses) on a file in a fresh directory:
 #   hcomp:<tmp>/hcomp/<name>/<name>   and, as a control,   ufs:<tmp>/ufs/<name>/<name>
 # A case passes only if the program exits 0, prints its success line
-# (" No Errors"; perf checks no data and its line is its last bandwidth report),
-# and prints nothing that reports errors ("Found N errors", "N/M blocks
-# corrupt", ...). On hcomp every regular file the
-# run leaves in its directory must also be an hcomp mapping file (starts with
-# "HCOMPMAP"), which shows the hcomp driver, not a fallback, handled the file.
+# (" No Errors" for most; perf checks no data and its line is its last
+# bandwidth report) and prints nothing that reports errors ("Found N errors",
+# "N/M blocks corrupt", ...). On hcomp, in addition:
+#   - every regular file the run leaves in its directory is an hcomp mapping
+#     file (starts with "HCOMPMAP"): the hcomp driver, not a fallback, made it;
+#   - it leaves the same file names as the ufs run (deletions, shared file
+#     pointer files, one file per rank);
+#   - if it deleted all its files, no data is left (in its directory or in the
+#     run's RAM tier); if it left files, MPI_File_delete on them (the cleanup
+#     between cases) succeeds and leaves nothing behind either.
 #
 # The hcomp runs use a tier configuration that mirrors the embedded default
 # (a private 64 MiB RAM directory in /dev/shm, then the file's own directory),
@@ -28,8 +33,9 @@
 #
 # Output: "PASS name [hcomp] (np=N)" / "FAIL ..." per case (a failing case is
 # followed by its output). An hcomp failure whose program also fails on ufs is
-# marked "(also fails on ufs: not hcomp's)". The last line is
-# "N passed, N failed", counting the hcomp cases; the ufs control is summed up
+# marked "(also fails on ufs: not hcomp's)" but still counted. Cases whose
+# disk needs are not met print SKIP. The last line is
+# "N passed, N failed" (", N skipped" if any), counting the hcomp cases; the ufs control is summed up
 # on the line before. Exit status: 1 if any hcomp case failed, 2 on bad usage.
 #
 # Environment (all optional):
@@ -37,6 +43,7 @@
 #   ROMIO_TEST_TIMEOUT   seconds per mpiexec run (default 300)
 #   ROMIO_TEST_NO_UFS=1  skip the ufs control runs
 #   ROMIO_TEST_KEEP=1    keep the work directory (its path is printed)
+#   ROMIO_TEST_HEAVY=1   also run large_array (4 GiB, ~1 GiB of RAM per rank)
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -63,10 +70,14 @@ BACKENDS="hcomp ufs"
 [ "${ROMIO_TEST_NO_UFS:-0}" = 1 ] && BACKENDS="hcomp"
 
 # ---- what runs -------------------------------------------------------------
-# name | ranks | arguments (@F = the file name) | success line (regex, whole line)
+# name | ranks | arguments (@F = the file name) | success line (regex, whole line) | flags
 # Ranks and arguments are those of ROMIO's runtests script; the programs that
-# runtests does not run (creat_excl, perf) take -fname like the rest and run
-# with 4 ranks.
+# runtests does not run (creat_excl, perf, big_extents, large_file,
+# large_array) take their file name the same way and run with 4 ranks
+# (large_file: 1, as it demands). Flags:
+#   all      the success line must be printed by every rank (np times)
+#   disk=N   needs N GiB free where the files go, else the case is skipped
+#   heavy    runs only with ROMIO_TEST_HEAVY=1 (minutes, GiBs of RAM)
 TESTS='
 simple           |4| -fname @F   | No Errors
 async            |4| -fname @F   | No Errors
@@ -93,6 +104,9 @@ types_with_zeros |2| @F          | No Errors
 darray_read      |4| @F          | No Errors
 creat_excl       |4| -fname @F   | No Errors
 perf             |4| -fname @F   | Read bandwidth after file sync = .* Mbytes/sec
+big_extents      |4| @F          | No Errors
+large_file       |1| -fname @F   | Data read back is correct | disk=6
+large_array      |4| -fname @F   | Process [0-9]+: data read back is correct | all heavy disk=6
 '
 # Output that reports errors, in any program (extended regex, case-insensitive).
 ERROR_RE='found [0-9]+ error|[0-9]+/[0-9]+ blocks corrupt|^error:|got -?[0-9]+ expected|readbuf=.*writebuf=|unexpected (value|error message)|did not return an error|returns? error|MPI_Abort|^Abort\('
@@ -105,10 +119,7 @@ declare -A EXCLUDED=(
     [pfcoll_test]="Fortran (pfcoll_test.f), as above"
     [syshints]="takes no data file name: argv[1] is ROMIO's hint file test_hintfile, which it both reads through ROMIO_HINTS (plain open(2), so an hcomp: prefix cannot be used) and opens read-only as the MPI file; it tests hint parsing, not a file system"
     [external32]="takes no file name: always writes ./test.datarep in the current directory with no prefix (i.e. ufs); tests the external32 data representation, not a file system"
-    [large_file]="writes and reads a 4 GiB file from one process (128 x 32 MiB); too heavy for the shared 2-core CI machine; hcomp's large-file path is covered by tests/mpi/t_large; runtests does not run it"
-    [large_array]="writes and reads a 4 GiB darray with 1 GiB of buffers per rank (4 GiB of RAM with 4 ranks, plus collective buffers); too heavy for the shared machine; runtests does not run it"
-    [coll_perf]="its global array is 2176 x 1152 x 1408 ints, a 13 GiB file (the README's 128^3 is out of date) written 3 times and read twice: timed out (300 s) on ufs as well as hcomp on this 2-core machine"
-    [big_extents]="not in the Makefile's CTESTS (upstream neither builds nor runs it); needs datatypes with 1-6 GiB extents and writes at offsets up to 6 GiB; too heavy for the shared machine"
+    [coll_perf]="a benchmark that checks nothing, and its global array is 2176 x 1152 x 1408 ints, a 13 GiB file (the README's 128^3 is out of date) written 3 times and read twice: timed out (300 s) on ufs as well as hcomp on this 2-core machine"
 )
 
 # ---- work space ------------------------------------------------------------
@@ -151,6 +162,7 @@ echo "work directory:   $WORK"
 
 PASSED=0
 FAILED=0
+SKIPPED=0
 UFS_PASSED=0
 UFS_FAILED=0
 
@@ -167,14 +179,15 @@ trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"};
 
 # ---- the table versus the test directory -------------------------------------
 NAMES=""
-declare -A NP ARGS OK
-while IFS='|' read -r name np args ok; do
+declare -A NP ARGS OK FLAGS
+while IFS='|' read -r name np args ok flags; do
     name=$(trim "$name")
     [ -n "$name" ] || continue
     NAMES="$NAMES $name"
     NP[$name]=$(trim "$np")
     ARGS[$name]=$(trim "$args")
     OK[$name]=$(trim "$ok")
+    FLAGS[$name]=" $(trim "$flags") "
 done <<< "$TESTS"
 
 # every C/Fortran program of the directory is either run or excluded with a reason
@@ -190,12 +203,19 @@ echo "excluded:"
 for p in $(printf '%s\n' "${!EXCLUDED[@]}" | sort); do
     echo "  $p: ${EXCLUDED[$p]}"
 done
+HEAVY=${ROMIO_TEST_HEAVY:-0}
+for t in $NAMES; do
+    if [[ ${FLAGS[$t]} == *" heavy "* ]] && [ "$HEAVY" != 1 ]; then
+        echo "  $t: heavy (4 GiB file, 1 GiB of RAM per rank, ~100 s on ufs and ~150 s on hcomp here): runs only with ROMIO_TEST_HEAVY=1"
+    fi
+done
 echo
 
 # ---- build (one compiler at a time) ------------------------------------------
 BUILT=""
 for t in $NAMES; do
     selected "$t" || continue
+    [[ ${FLAGS[$t]} == *" heavy "* ]] && [ "$HEAVY" != 1 ] && continue
     cp "$TESTSRC/$t.c" "$WORK/src/"
     log=$WORK/logs/build-$t.log
     if (cd "$WORK/src" && "$CC" -O2 -o "$WORK/bin/$t" "$t.c" -lm) > "$log" 2>&1; then
@@ -258,21 +278,29 @@ run_case() {
     elif [ $rc -ne 0 ]; then
         RESULT=1; REASON="exit status $rc"
     fi
-    if ! grep -Eq "^[[:space:]]*${OK[$t]}[[:space:]]*\$" "$log"; then
-        RESULT=1; REASON="${REASON:+$REASON; }no success line \"${OK[$t]}\""
+    local want=1 got
+    [[ ${FLAGS[$t]} == *" all "* ]] && want=$np
+    got=$(grep -Ec "^[[:space:]]*${OK[$t]}[[:space:]]*\$" "$log" || true)
+    if [ "$got" -lt "$want" ]; then
+        RESULT=1
+        if [ "$want" -gt 1 ]; then
+            REASON="${REASON:+$REASON; }success line \"${OK[$t]}\" printed $got times, not by all $want ranks"
+        else
+            REASON="${REASON:+$REASON; }no success line \"${OK[$t]}\""
+        fi
     fi
     if tail -n +2 "$log" | grep -Eiq "$ERROR_RE"; then
         RESULT=1; REASON="${REASON:+$REASON; }reports errors"
     fi
     # what the run left: regular files (names) in its directory
-    local f bad=""
+    local f bad="" notmap=""
     LEFT=$(cd "$dir" && find . -mindepth 1 -maxdepth 1 -type f -printf '%P\n' | sort | tr '\n' ' ')
     if [ "$be" = hcomp ]; then
         for f in $LEFT; do
-            [ "$(head -c 8 "$dir/$f")" = HCOMPMAP ] || bad="$bad $f"
+            [ "$(head -c 8 "$dir/$f")" = HCOMPMAP ] || notmap="$notmap $f"
         done
-        if [ -n "$bad" ]; then
-            RESULT=1; REASON="${REASON:+$REASON; }not hcomp mapping files:$bad"
+        if [ -n "$notmap" ]; then
+            RESULT=1; REASON="${REASON:+$REASON; }not hcomp mapping files:$notmap"
         fi
         # a run that deleted all its files must not leave their data behind
         if [ -z "$LEFT" ]; then
@@ -291,16 +319,25 @@ run_case() {
             (cd "$RAM" && find . -mindepth 1 -printf '%y %s %p\n' | sort)
         fi
     } >> "$log" 2>&1
-    # the data of the next case starts from nothing; hcomp files are deleted
-    # through MPI_File_delete so that their data in the tiers goes too
+    # the next case starts from nothing: the hcomp files are deleted with
+    # MPI_File_delete (so their data in the tiers goes too), which must work
+    # and must leave nothing behind
     if [ "$be" = hcomp ] && [ -n "$LEFT" ]; then
         local -a doomed=()
         for f in $LEFT; do
             [ "$(head -c 8 "$dir/$f")" = HCOMPMAP ] && doomed+=("hcomp:$dir/$f")
         done
-        if [ ${#doomed[@]} -gt 0 ] &&
-            ! timeout -k 10 60 "$MPIEXEC" -n 1 "$WORK/bin/hcomp_rm" "${doomed[@]}" >> "$log" 2>&1 < /dev/null; then
-            echo "warning: could not delete the hcomp files of $t (see $log)"
+        if [ ${#doomed[@]} -gt 0 ]; then
+            echo "--- cleanup: MPI_File_delete ${doomed[*]}" >> "$log"
+            if ! timeout -k 10 60 "$MPIEXEC" -n 1 "$WORK/bin/hcomp_rm" "${doomed[@]}" >> "$log" 2>&1 < /dev/null; then
+                RESULT=1; REASON="${REASON:+$REASON; }MPI_File_delete of the files it left failed"
+            elif [ -z "$notmap" ]; then
+                bad=$( (find "$dir" -mindepth 1; if [ -n "$RAM" ]; then find "$RAM" -mindepth 1; fi) |
+                    head -n 5 | tr '\n' ' ' || true)
+                if [ -n "$bad" ]; then
+                    RESULT=1; REASON="${REASON:+$REASON; }MPI_File_delete of the files it left left data behind: $bad"
+                fi
+            fi
         fi
     fi
     rm -rf "$dir"
@@ -312,6 +349,15 @@ for t in $NAMES; do
     selected "$t" || continue
     [[ " $BUILT " == *" $t "* ]] || continue
     np=${NP[$t]}
+    if [[ ${FLAGS[$t]} =~ \ disk=([0-9]+)\  ]]; then
+        need=${BASH_REMATCH[1]}
+        free=$(df -Pk "$WORK" | awk 'NR == 2 { print int($4 / 1048576) }')
+        if [ "${free:-0}" -lt "$need" ]; then
+            SKIPPED=$((SKIPPED + 1))
+            echo "SKIP $t (np=$np): needs $need GiB free in $WORK, has ${free:-?} GiB"
+            continue
+        fi
+    fi
     ufs_result=""
     if [[ " $BACKENDS " == *" ufs "* ]]; then
         run_case "$t" ufs
@@ -353,5 +399,9 @@ if [[ " $BACKENDS " == *" ufs "* ]]; then
     echo "ufs control: $UFS_PASSED passed, $UFS_FAILED failed"
 fi
 echo "hcomp:"
-echo "$PASSED passed, $FAILED failed"
+if [ "$SKIPPED" -gt 0 ]; then
+    echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+else
+    echo "$PASSED passed, $FAILED failed"
+fi
 [ "$FAILED" -eq 0 ]
