@@ -17,6 +17,7 @@ romio_other_sources +=               \
     adio/ad_hcomp/ad_hcomp_flush.c   \
     adio/ad_hcomp/ad_hcomp_resize.c  \
     adio/ad_hcomp/ad_hcomp_delete.c  \
-    adio/ad_hcomp/ad_hcomp_hints.c
+    adio/ad_hcomp/ad_hcomp_hints.c   \
+    adio/ad_hcomp/ad_hcomp_dtype.c
 
 endif BUILD_AD_HCOMP

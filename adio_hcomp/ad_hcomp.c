@@ -15,12 +15,12 @@ struct ADIOI_Fns_struct ADIO_HCOMP_operations = {
     ADIOI_HCOMP_ReadContig,     /* ReadContig */
     ADIOI_HCOMP_WriteContig,    /* WriteContig */
     ADIOI_GEN_ReadStridedColl,  /* ReadStridedColl */
-    ADIOI_GEN_WriteStridedColl, /* WriteStridedColl */
+    ADIOI_HCOMP_WriteStridedColl,       /* WriteStridedColl */
     ADIOI_GEN_SeekIndividual,   /* SeekIndividual */
     ADIOI_HCOMP_Fcntl,          /* Fcntl */
     ADIOI_HCOMP_SetInfo,        /* SetInfo */
     ADIOI_GEN_ReadStrided,      /* ReadStrided */
-    ADIOI_GEN_WriteStrided,     /* WriteStrided */
+    ADIOI_HCOMP_WriteStrided,   /* WriteStrided */
     ADIOI_HCOMP_Close,          /* Close */
     /* fd_sys is the mapping file, not the data: never hand it to POSIX aio. */
     ADIOI_FAKE_IreadContig,     /* IreadContig */

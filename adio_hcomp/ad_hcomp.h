@@ -13,6 +13,7 @@
  * with it. */
 typedef struct ADIOI_HCOMP_State {
     hcomp_file *file;
+    int coll_dtype;             /* element type of the collective/strided call in progress */
     int has_hint_error;
     hcomp_error hint_error;
 } ADIOI_HCOMP_State;
@@ -30,6 +31,17 @@ void ADIOI_HCOMP_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_HCOMP_Flush(ADIO_File fd, int *error_code);
 void ADIOI_HCOMP_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_HCOMP_Delete(const char *filename, int *error_code);
+
+void ADIOI_HCOMP_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type,
+                                  ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_HCOMP_WriteStrided(ADIO_File fd, const void *buf, int count,
+                              MPI_Datatype datatype, int file_ptr_type,
+                              ADIO_Offset offset, ADIO_Status * status, int *error_code);
+/* The hcomp element type (enum hcomp_dtype, -1: unknown) of an MPI datatype. */
+int ADIOI_HCOMP_Dtype(MPI_Datatype t);
+/* Tell libhcomp the element type of the write about to be made. */
+void ADIOI_HCOMP_Announce(ADIO_File fd, hcomp_file * f, MPI_Datatype datatype);
 
 /* Turn a libhcomp error into an MPI error code whose MPI_Error_string carries
  * the library's message (which names the file and the cause). */

@@ -68,14 +68,23 @@ void ADIOI_HCOMP_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         }
     }
     if (users_info != MPI_INFO_NULL) {
+        /* an hcomp_ key we do not know is an error (a typo must not pass silently) */
         int nkeys = 0;
         MPI_Info_get_nkeys(users_info, &nkeys);
         for (int k = 0; k < nkeys; k++) {
             MPI_Info_get_nthkey(users_info, k, key);
-            if (!hcomp_options_is_hint(key))
-                continue;
-            ADIOI_Info_get(users_info, key, MPI_MAX_INFO_VAL, value, &flag);
-            if (flag && hcomp_options_set(opts, key, value, &err) != HCOMP_OK) {
+            if (hcomp_options_is_hint(key) &&
+                hcomp_options_get(opts, key, value, sizeof(value)) != HCOMP_OK) {
+                (void) hcomp_options_set(opts, key, "", &err);  /* fills the message */
+                hcomp_options_free(opts);
+                *error_code = hint_error(myname, fd, &err);
+                return;
+            }
+        }
+        /* known keys in the library's order (a priority before explicit weights) */
+        for (size_t i = 0; i < hcomp_options_count(); i++) {
+            ADIOI_Info_get(users_info, hcomp_options_key(i), MPI_MAX_INFO_VAL, value, &flag);
+            if (flag && hcomp_options_set(opts, hcomp_options_key(i), value, &err) != HCOMP_OK) {
                 hcomp_options_free(opts);
                 *error_code = hint_error(myname, fd, &err);
                 return;

@@ -4,6 +4,9 @@
  */
 
 #include "ad_hcomp.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static hcomp_options *options_from_info(MPI_Info info)
 {
@@ -65,6 +68,7 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
     }
     if (st == NULL)
         st = ADIOI_Calloc(1, sizeof(*st));
+    st->coll_dtype = -1;
     hcomp_options *opts = options_from_info(fd->info);
     if (opts == NULL) {
         err.code = HCOMP_E_NOMEM;
@@ -73,6 +77,17 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         fd->fs_ptr = NULL;
         *error_code = ADIOI_HCOMP_Error(myname, &err);
         return;
+    }
+    /* compression threads: the cores shared by the ranks of this node (no collective
+     * here: with deferred open only aggregators open) */
+    char shown[32];
+    if (opts != NULL && hcomp_options_get(opts, "hcomp_threads", shown, sizeof(shown)) == HCOMP_OK
+        && strcmp(shown, "0") == 0) {
+        const char *local = getenv("MPI_LOCALNRANKS");
+        long cores = sysconf(_SC_NPROCESSORS_ONLN), n = local ? atol(local) : 1;
+        char threads[32];
+        snprintf(threads, sizeof(threads), "%ld", n > 0 && cores > n ? cores / n : 1);
+        (void) hcomp_options_set(opts, "hcomp_threads", threads, &err);
     }
     int rc = hcomp_file_open(fd->filename, flags, perm, nprocs, opts, &st->file, &err);
     hcomp_options_free(opts);
@@ -84,6 +99,9 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         return;
     }
     fd->fs_ptr = st;
+    int rank = 0;
+    MPI_Comm_rank(fd->comm, &rank);
+    hcomp_file_set_model_owner(st->file, rank == 0);
     /* ROMIO's byte-range locks (atomic mode, data sieving) go on the mapping file. */
     fd->fd_sys = hcomp_file_fd(st->file);
     fd->fd_direct = -1;

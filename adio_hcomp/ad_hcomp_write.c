@@ -21,6 +21,7 @@ void ADIOI_HCOMP_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datat
     if (file_ptr_type == ADIO_INDIVIDUAL)
         offset = fd->fp_ind;
 
+    ADIOI_HCOMP_Announce(fd, f, datatype);
     if (len > 0 && hcomp_file_pwrite(f, buf, (uint64_t) len, (uint64_t) offset, &err) != HCOMP_OK) {
         fd->fp_sys_posn = -1;
         *error_code = ADIOI_HCOMP_Error(myname, &err);

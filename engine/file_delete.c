@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,13 @@ int hcomp_file_delete(const char *path, hcomp_error *err)
     hcomp_options_free(opts);
     if (rc != HCOMP_OK)
         return rc;
+    /* wait for openers that are closing (draining) to finish, then read what they wrote */
+    while (flock(f->map_fd, LOCK_EX) != 0 && errno == EINTR)
+        ;
+    if ((rc = hcomp_log_refresh(f, err)) != HCOMP_OK) {
+        hcomp_file_close(f, NULL);
+        return rc;
+    }
     /* segment files first, then each distinct directory */
     for (size_t i = 0; i < f->nsegs && rc == HCOMP_OK; i++) {
         const char *p = f->segs[i].path;
@@ -76,10 +84,10 @@ int hcomp_file_delete(const char *path, hcomp_error *err)
         if (!seen)
             rc = remove_segment_dir(path, dir, err);
     }
+    if (rc == HCOMP_OK && unlink(path) != 0)     /* still under the lock */
+        rc = hcomp_fail_errno(err, errno, "%s: removing the mapping file", path);
     hcomp_error cerr;
     hcomp_file_close(f, &cerr);
-    if (rc == HCOMP_OK && unlink(path) != 0)
-        rc = hcomp_fail_errno(err, errno, "%s: removing the mapping file", path);
     return rc;
 }
 

@@ -7,6 +7,9 @@
 #include <sys/types.h>
 #include "hcomp.h"
 #include "extent_map.h"
+#include "hcomp_model.h"
+#include "manager.h"
+#include "stats.h"
 #include "options.h"
 #include "../tiers/mapfile.h"
 #include "../tiers/piece_header.h"
@@ -20,6 +23,8 @@ typedef struct hcomp_segment {
     uint64_t id;
     char *tier;          /* tier name as recorded */
     char *path;          /* absolute path of the segment file; NULL if never recorded */
+    char *node;          /* node that wrote it */
+    int node_local;      /* on a node-local tier: readable only on that node */
     int fd;              /* read descriptor, opened on first use; -1 */
 } hcomp_segment;
 
@@ -41,6 +46,8 @@ typedef struct hcomp_tier_writer {
     uint64_t budget;           /* bytes reserved and not yet written (UINT64_MAX: unlimited) */
     uint64_t ledger_id;        /* this opener's line in the tier's capacity ledger */
     int in_ledger;
+    uint64_t avail_cache;      /* room others leave, as last seen in the ledger */
+    double avail_time;         /* when (hcomp_now), 0: never */
     int seg_fd;                /* current segment file, -1 until the first piece */
     uint64_t seg_id;
     uint64_t seg_tail;
@@ -60,6 +67,7 @@ struct hcomp_file {
 
     /* replayed log */
     uint64_t consumed;         /* bytes of the mapping file applied */
+    uint64_t generation;       /* counts replays that applied records */
     uint64_t skipped;          /* damaged bytes passed over */
     hcomp_segment *segs;
     size_t nsegs, capsegs;
@@ -67,6 +75,8 @@ struct hcomp_file {
     size_t npieces, cappieces;
     hcomp_extent_map map;
     uint64_t size;
+    uint32_t *loc;             /* hash of piece locations (segment, offset) -> piece + 1 */
+    size_t loc_cap, loc_used;
     unsigned char *logbuf;
     size_t logbuf_cap;
 
@@ -75,10 +85,21 @@ struct hcomp_file {
     unsigned char *scratch;    /* compressed output */
     size_t scratch_cap;
     hcomp_bytes batch;         /* records of the task being written */
+    hcomp_job *jobs;           /* the compression manager's jobs, reused across tasks */
+    size_t njobs_cap;
+    unsigned char scratch_sample[2 * HCOMP_ANALYZE_MAX_SAMPLE];
+
+    /* engine */
+    hcomp_predictor *pred;     /* shared by the files using the same seed */
+    int model_owner;           /* saves what the predictor learnt at close */
+    int dtype_hint;            /* enum hcomp_dtype of the data being written, or -1 */
+    hcomp_file_stats stats;
 
     /* reading */
     unsigned char *rbuf;       /* stored bytes of one piece */
     size_t rbuf_cap;
+    unsigned char *unfilter;   /* decoded bytes before the filter is undone */
+    size_t unfilter_cap;
     unsigned char *cache;      /* logical bytes of the last piece decoded */
     size_t cache_cap;
     int64_t cache_piece;       /* -1: empty */
@@ -88,6 +109,17 @@ struct hcomp_file {
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
 void hcomp_log_free(hcomp_file *f);
+
+/* engine/file_write.c */
+struct iovec;
+/* Append bytes to this opener's segment on tier t (created, and announced in the
+ * batch, on first use); HCOMP_E_NOSPC when the tier is full (it is then skipped). */
+int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t *seg_off,
+                         hcomp_error *err);
+int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, int *rc);
+
+/* engine/drain.c: move this opener's live pieces off node-local tiers */
+int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err);
 
 /* engine/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);
@@ -101,6 +133,12 @@ uint64_t hcomp_tier_usage(const char *tier_dir);
 
 /* tiers/tier_ledger.c: capacity shared by all writers of a tier */
 int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err);
+/* Bytes this opener could place on tier t now (its reservation plus what the ledger
+ * leaves free), refreshed at most every 0.2 s. */
+uint64_t hcomp_tier_available(hcomp_file *f, int t);
+/* Emulated tiers: sleep until bytes took as long as the tier's bandwidth and latency
+ * say (t0: when the I/O began). */
+void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0);
 void hcomp_tier_release(hcomp_file *f, int t);
 
 /* helpers */

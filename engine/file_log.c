@@ -47,9 +47,12 @@ static int add_segment(hcomp_file *f, uint64_t id, const char *tier, size_t tl, 
     s->fd = -1;
     s->tier = strndup(tier, tl);
     s->path = path ? strndup(path, pl) : NULL;
-    if (s->tier == NULL || (path && s->path == NULL)) {
+    s->node = strdup("");
+    s->node_local = 0;
+    if (s->tier == NULL || (path && s->path == NULL) || s->node == NULL) {
         free(s->tier);
         free(s->path);
+        free(s->node);
         return -1;
     }
     f->nsegs++;
@@ -70,9 +73,91 @@ static int apply_segment(hcomp_file *f, const hcomp_map_record *r)
     if (i >= 0) {           /* a piece named it before its record arrived */
         if (f->segs[i].path == NULL && (f->segs[i].path = strdup(path)) == NULL)
             return -1;
-        return 0;
+    } else if ((i = add_segment(f, r->u.seg.id, r->u.seg.tier, r->u.seg.tier_len, path, pl)) < 0)
+        return -1;
+    char *node = strndup(r->u.seg.node, r->u.seg.node_len);
+    if (node == NULL)
+        return -1;
+    free(f->segs[i].node);
+    f->segs[i].node = node;
+    f->segs[i].node_local = (r->u.seg.flags & HCOMP_SEGMENT_NODE_LOCAL) != 0;
+    return 0;
+}
+
+/* ---- where each piece is stored, for RELOCATE records ----------------------- */
+
+static size_t loc_hash(uint32_t seg, uint64_t off, size_t cap)
+{
+    return (size_t) ((off * 0x9E3779B97F4A7C15ull) ^ ((uint64_t) seg * 0xC2B2AE3D27D4EB4Full)) &
+        (cap - 1);
+}
+
+static int loc_insert(hcomp_file *f, uint32_t idx);
+
+static int loc_grow(hcomp_file *f)
+{
+    size_t cap = f->loc_cap ? f->loc_cap * 2 : 1024;
+    while (cap < 4 * (f->npieces + 1))
+        cap *= 2;
+    uint32_t *old = f->loc;
+    size_t old_cap = f->loc_cap;
+    f->loc = calloc(cap, sizeof(*f->loc));
+    if (f->loc == NULL) {
+        f->loc = old;
+        return -1;
     }
-    return add_segment(f, r->u.seg.id, r->u.seg.tier, r->u.seg.tier_len, path, pl) < 0 ? -1 : 0;
+    f->loc_cap = cap;
+    f->loc_used = 0;
+    free(old);
+    (void) old_cap;
+    for (size_t i = 0; i < f->npieces; i++)    /* every piece, at its current place */
+        if (loc_insert(f, (uint32_t) i) != 0)
+            return -1;
+    return 0;
+}
+
+static int loc_insert(hcomp_file *f, uint32_t idx)
+{
+    if ((f->loc_used + 1) * 2 > f->loc_cap)
+        return loc_grow(f);     /* re-inserts every piece, idx included */
+    const hcomp_piece *p = &f->pieces[idx];
+    size_t h = loc_hash(p->seg, p->seg_off, f->loc_cap);
+    while (f->loc[h] != 0)
+        h = (h + 1) & (f->loc_cap - 1);
+    f->loc[h] = idx + 1;
+    f->loc_used++;
+    return 0;
+}
+
+/* The piece stored at (seg, off) now; entries of pieces that moved away no longer
+ * match and are passed over. */
+static int64_t loc_find(const hcomp_file *f, uint32_t seg, uint64_t off)
+{
+    if (f->loc_cap == 0)
+        return -1;
+    for (size_t h = loc_hash(seg, off, f->loc_cap), n = 0; f->loc[h] != 0 && n < f->loc_cap;
+         h = (h + 1) & (f->loc_cap - 1), n++) {
+        const hcomp_piece *p = &f->pieces[f->loc[h] - 1];
+        if (p->seg == seg && p->seg_off == off)
+            return (int64_t) f->loc[h] - 1;
+    }
+    return -1;
+}
+
+static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
+{
+    int from = find_segment(f, r->u.reloc.old_seg);
+    int to = find_segment(f, r->u.reloc.new_seg);
+    if (from < 0)
+        return 0;       /* nothing known there: nothing moves */
+    if (to < 0 && (to = add_segment(f, r->u.reloc.new_seg, "?", 1, NULL, 0)) < 0)
+        return -1;
+    int64_t idx = loc_find(f, (uint32_t) from, r->u.reloc.old_off);
+    if (idx < 0)
+        return 0;
+    f->pieces[idx].seg = (uint32_t) to;
+    f->pieces[idx].seg_off = r->u.reloc.new_off;
+    return loc_insert(f, (uint32_t) idx);
 }
 
 static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
@@ -113,7 +198,7 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
     }
     if (f->cache_piece >= 0 && (uint32_t) f->cache_piece == idx)
         f->cache_piece = -1;
-    return 0;
+    return loc_insert(f, idx);
 }
 
 static void apply_size(hcomp_file *f, const hcomp_map_record *r)
@@ -154,10 +239,14 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
             rc = apply_piece(f, &rec);
         else if (rec.type == HCOMP_REC_SIZE)
             apply_size(f, &rec);
+        else if (rec.type == HCOMP_REC_RELOCATE)
+            rc = apply_relocate(f, &rec);
         if (rc != 0)
             return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the mapping file",
                               f->path);
     }
+    if (pos > 0)
+        f->generation++;
     f->consumed += pos;
     return HCOMP_OK;
 }
@@ -188,8 +277,12 @@ void hcomp_log_free(hcomp_file *f)
             close(f->segs[i].fd);
         free(f->segs[i].tier);
         free(f->segs[i].path);
+        free(f->segs[i].node);
     }
     free(f->segs);
+    free(f->loc);
+    f->loc = NULL;
+    f->loc_cap = 0;
     free(f->pieces);
     free(f->logbuf);
     hcomp_extent_map_free(&f->map);

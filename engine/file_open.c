@@ -1,5 +1,6 @@
 /* Opening, creating, closing, syncing and resizing logical files. */
 #include "file_internal.h"
+#include "engine.h"
 #include "util.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,12 +108,20 @@ static int load_header(hcomp_file *f, hcomp_error *err)
 
 static void file_free(hcomp_file *f)
 {
+    if (f->pred)
+        hcomp_engine_close(f, NULL);
+    for (size_t j = 0; j < f->njobs_cap; j++) {
+        free(f->jobs[j].out);
+        free(f->jobs[j].tmp);
+    }
+    free(f->jobs);
     hcomp_tier_writers_close(f);
     hcomp_log_free(f);
     if (f->map_fd >= 0)
         close(f->map_fd);
     free(f->scratch);
     free(f->rbuf);
+    free(f->unfilter);
     free(f->cache);
     hcomp_bytes_free(&f->batch);
     free(f->path);
@@ -139,6 +149,7 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     }
     f->map_fd = -1;
     f->cache_piece = -1;
+    f->dtype_hint = -1;
     f->perm = perm & 0777;
     f->sharers = sharers > 0 ? sharers : 1;
     f->writable = !(flags & HCOMP_O_RDONLY);
@@ -169,6 +180,10 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                 file_free(f);
                 return rc;
             }
+        }
+        if ((rc = hcomp_engine_open(f, err)) != HCOMP_OK) {
+            file_free(f);
+            return rc;
         }
     }
 
@@ -203,12 +218,64 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     return HCOMP_OK;
 }
 
+/* The mapping file was deleted (or replaced) while this opener had it open. */
+static int mapping_file_gone(const hcomp_file *f)
+{
+    struct stat a, b;
+    if (fstat(f->map_fd, &a) != 0)
+        return 0;
+    if (stat(f->path, &b) != 0)
+        return errno == ENOENT;
+    return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/* Remove the segments this opener wrote: nothing can reach them any more. */
+static void remove_own_segments(hcomp_file *f)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++) {
+        hcomp_tier_writer *w = &f->tw[t];
+        if (!w->ready || w->seg_fd < 0)
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
+        close(w->seg_fd);
+        w->seg_fd = -1;
+        unlink(path);
+        rmdir(w->dir);
+    }
+}
+
 int hcomp_file_close(hcomp_file *f, hcomp_error *err)
 {
     hcomp_ok(err);
     if (f == NULL)
         return HCOMP_OK;
     int rc = HCOMP_OK;
+    /* a delete (which locks exclusively) either sees everything this close appends, or
+     * happens before it and this opener finds the file gone */
+    if (f->writable)
+        while (flock(f->map_fd, LOCK_SH) != 0 && errno == EINTR)
+            ;
+    int gone = f->writable && mapping_file_gone(f);
+    if (gone)       /* deleted under us (e.g. ROMIO's shared-pointer file): leave nothing */
+        remove_own_segments(f);
+    if (f->writable && !gone && f->opts.drain)
+        rc = hcomp_drain_node_local(f, err);
+    if (f->writable && !gone && f->stats.tasks > 0) {
+        if (hcomp_options_stats_on(&f->opts))
+            hcomp_stats_print(stderr, f->path, &f->stats, &f->cfg);
+        /* the engine's statistics stay with the file (a STATS record) */
+        char *json = hcomp_stats_json(&f->stats, &f->cfg);
+        f->batch.len = 0;
+        if (json && hcomp_map_encode_stats(&f->batch, json) == 0 && rc == HCOMP_OK)
+            rc = hcomp_log_append(f, &f->batch, err);
+        free(json);
+    }
+    if (f->pred) {
+        int erc = hcomp_engine_close(f, rc == HCOMP_OK ? err : NULL);
+        if (rc == HCOMP_OK)
+            rc = erc;
+    }
     for (int t = 0; t < HCOMP_MAX_TIERS; t++)
         if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && close(f->tw[t].seg_fd) != 0 && rc == HCOMP_OK)
             rc = hcomp_fail_errno(err, errno, "%s: closing segment in %s", f->path, f->tw[t].dir);
@@ -219,6 +286,16 @@ int hcomp_file_close(hcomp_file *f, hcomp_error *err)
     f->map_fd = -1;
     file_free(f);
     return rc;
+}
+
+void hcomp_file_set_dtype(hcomp_file *f, int dtype)
+{
+    f->dtype_hint = dtype >= 0 && dtype < HCOMP_DTYPE_COUNT ? dtype : -1;
+}
+
+void hcomp_file_set_model_owner(hcomp_file *f, int owner)
+{
+    f->model_owner = owner != 0;
 }
 
 int hcomp_file_fd(const hcomp_file *f)
@@ -236,6 +313,8 @@ int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error
         return hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: hcomp_config cannot change while the file "
                           "is open (open it with the new configuration instead)", f->path);
     f->opts = *opts;
+    if (f->pred)
+        hcomp_predictor_set_feedback_interval(f->pred, f->opts.feedback_interval);
     return HCOMP_OK;
 }
 

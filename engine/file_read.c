@@ -3,6 +3,7 @@
  * into the caller's buffer) and zeros for holes. */
 #include "file_internal.h"
 #include "util.h"
+#include "filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,12 @@ static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t le
 {
     if (s->fd >= 0)
         return HCOMP_OK;
+    if (s->node_local && strcmp(s->node, hcomp_node_name()) != 0)
+        return hcomp_fail(err, HCOMP_E_IO, "%s: logical bytes [%llu, %llu) are on node-local tier "
+                          "\"%s\" of node %s, and this process runs on node %s; open the file "
+                          "there, or have the writer drain it to a shared tier (hcomp_drain=close)",
+                          f->path, (unsigned long long) off, (unsigned long long) (off + len),
+                          s->tier, s->node, hcomp_node_name());
     if (s->path == NULL)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: logical bytes [%llu, %llu) are in segment "
                           "%016llx, which the mapping file never names", f->path,
@@ -28,7 +35,25 @@ static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t le
     return HCOMP_OK;
 }
 
+static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err);
+
 int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
+{
+    int rc = piece_load_once(f, idx, dst, err);
+    if (rc == HCOMP_OK)
+        return rc;
+    /* a writer may have just moved the piece (drain): read its new place, once */
+    uint32_t seg = f->pieces[idx].seg;
+    uint64_t off = f->pieces[idx].seg_off;
+    hcomp_error again;
+    if (hcomp_log_refresh(f, &again) != HCOMP_OK)
+        return rc;
+    if (f->pieces[idx].seg == seg && f->pieces[idx].seg_off == off)
+        return rc;
+    return piece_load_once(f, idx, dst, err);
+}
+
+static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
     hcomp_segment *s = &f->segs[p->seg];
@@ -38,7 +63,11 @@ int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_erro
     size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
     if (hcomp_grow(&f->rbuf, &f->rbuf_cap, total) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
+    double t0 = hcomp_now();
     long long got = hcomp_pread_full(s->fd, f->rbuf, total, p->seg_off);
+    for (int t = 0; t < f->cfg.ntiers; t++)    /* emulated tiers are slow to read too */
+        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
+            hcomp_tier_emulate(&f->cfg.tier[t], total, 0, t0);
     if (got < 0)
         return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
     hcomp_piece_header h;
@@ -48,7 +77,7 @@ int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_erro
                           (unsigned long long) p->seg_off, s->path, s->tier, got, total,
                           (unsigned long long) p->start);
     if (hcomp_piece_header_decode(f->rbuf, &h) != 0 || h.raw_len != p->raw_len ||
-        h.stored_len != p->stored_len || h.codec != p->codec ||
+        h.stored_len != p->stored_len || h.codec != p->codec || h.filter != p->filter ||
         h.start != (p->start & HCOMP_PIECE_MAX_OFFSET))
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece header at %llu of %s (tier \"%s\") does "
                           "not match the mapping file", f->path, (unsigned long long) p->seg_off,
@@ -63,10 +92,21 @@ int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_erro
     if (c == NULL)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown codec id %u in %s", f->path,
                           (unsigned) p->codec, s->path);
-    if (c->decompress(payload, p->stored_len, dst, p->raw_len) != HCOMP_OK)
+    if (p->filter >= HCOMP_FILTER_COUNT)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown filter %u in %s", f->path,
+                          (unsigned) p->filter, s->path);
+    unsigned char *out = dst;
+    if (p->filter != HCOMP_FILTER_NONE) {   /* decode, then undo the filter into dst */
+        if (hcomp_grow(&f->unfilter, &f->unfilter_cap, p->raw_len ? p->raw_len : 1) != 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        out = f->unfilter;
+    }
+    if (c->decompress(payload, p->stored_len, out, p->raw_len) != HCOMP_OK)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
                           "(tier \"%s\")", f->path, c->name, (unsigned long long) p->seg_off,
                           s->path, s->tier);
+    if (p->filter != HCOMP_FILTER_NONE)
+        hcomp_filter_undo(p->filter, out, dst, p->raw_len);
     return HCOMP_OK;
 }
 
@@ -94,36 +134,46 @@ int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint6
     int rc = hcomp_log_refresh(f, err);
     if (rc != HCOMP_OK)
         return rc;
-    if (off >= f->size || len == 0)
-        return HCOMP_OK;
-    uint64_t end = f->size - off < len ? f->size : off + len;
-    unsigned char *out = buf;
-    uint64_t cur = off;
-    size_t i = hcomp_extent_map_find(&f->map, off);
-    while (cur < end) {
-        const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
-        if (e == NULL || e->off > cur) {        /* a hole */
-            uint64_t stop = (e && e->off < end) ? e->off : end;
-            memset(out + (cur - off), 0, (size_t) (stop - cur));
+    /* a retry inside hcomp_piece_load may replay new records, which can change the
+     * extents under this loop: then the read starts over on the new map */
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint64_t generation = f->generation;
+        if (off >= f->size || len == 0)
+            return HCOMP_OK;
+        uint64_t end = f->size - off < len ? f->size : off + len;
+        unsigned char *out = buf;
+        uint64_t cur = off;
+        size_t i = hcomp_extent_map_find(&f->map, off);
+        while (cur < end && generation == f->generation) {
+            const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
+            if (e == NULL || e->off > cur) {        /* a hole */
+                uint64_t stop = (e && e->off < end) ? e->off : end;
+                memset(out + (cur - off), 0, (size_t) (stop - cur));
+                cur = stop;
+                continue;
+            }
+            uint64_t stop = e->off + e->len < end ? e->off + e->len : end;
+            uint64_t in_piece = e->piece_off + (cur - e->off);
+            uint32_t piece = e->piece;
+            const hcomp_piece *p = &f->pieces[piece];
+            if (in_piece == 0 && stop - cur == p->raw_len && f->cache_piece != (int64_t) piece) {
+                rc = hcomp_piece_load(f, piece, out + (cur - off), err);
+            } else {
+                const unsigned char *bytes = NULL;
+                rc = piece_bytes(f, piece, &bytes, err);
+                if (rc == HCOMP_OK)
+                    memcpy(out + (cur - off), bytes + in_piece, (size_t) (stop - cur));
+            }
+            if (rc != HCOMP_OK)
+                return rc;
             cur = stop;
-            continue;
+            i++;
         }
-        uint64_t stop = e->off + e->len < end ? e->off + e->len : end;
-        uint64_t in_piece = e->piece_off + (cur - e->off);
-        const hcomp_piece *p = &f->pieces[e->piece];
-        if (in_piece == 0 && stop - cur == p->raw_len && f->cache_piece != (int64_t) e->piece) {
-            rc = hcomp_piece_load(f, e->piece, out + (cur - off), err);
-        } else {
-            const unsigned char *bytes = NULL;
-            rc = piece_bytes(f, e->piece, &bytes, err);
-            if (rc == HCOMP_OK)
-                memcpy(out + (cur - off), bytes + in_piece, (size_t) (stop - cur));
+        if (generation == f->generation) {
+            *nread = end - off;
+            return HCOMP_OK;
         }
-        if (rc != HCOMP_OK)
-            return rc;
-        cur = stop;
-        i++;
     }
-    *nread = end - off;
-    return HCOMP_OK;
+    return hcomp_fail(err, HCOMP_E_IO, "%s: the file kept changing during a read of %llu bytes "
+                      "at %llu", f->path, (unsigned long long) len, (unsigned long long) off);
 }

@@ -1,54 +1,29 @@
-/* Writing a task: split it into pieces of at most hcomp_piece_size logical bytes,
- * compress each (stored raw when it does not shrink), place it on the first tier
- * with room (a piece that does not fit is cut at a 4 KiB multiple and the rest
- * spills to the next tier), then record all of the task's pieces with one append
- * to the mapping file. */
+/* Writing a task (docs/ENGINE.md): analyse the data, predict each codec's cost,
+ * let HCDP split the task over the tiers (in 4 KiB multiples) and choose a codec
+ * per part, encode the pieces on the compression manager's threads while earlier
+ * pieces are written, then record all of the task's pieces with one append to the
+ * mapping file. A piece that turns out not to fit where it was planned (the
+ * prediction was off, or the tier filled up) spills: it is cut at a 4 KiB multiple
+ * and the rest goes to the next tier. */
 #include "file_internal.h"
+#include "engine.h"
+#include "filter.h"
+#include "manager.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-typedef struct piece_out {
-    const unsigned char *payload;
-    uint32_t stored_len;
-    uint8_t codec;
-} piece_out;
-
-/* Compress len bytes of src into f->scratch, or keep them raw. */
-static int encode(hcomp_file *f, const unsigned char *src, uint32_t len, piece_out *out,
-                  hcomp_error *err)
-{
-    const hcomp_codec *c = f->opts.codec;
-    out->payload = src;
-    out->stored_len = len;
-    out->codec = HCOMP_CODEC_NONE;
-    if (c->id == HCOMP_CODEC_NONE || len == 0)
-        return HCOMP_OK;
-    size_t bound = c->bound(len);
-    if (hcomp_grow(&f->scratch, &f->scratch_cap, bound) != 0)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory compressing", f->path);
-    size_t clen = 0;
-    if (c->compress(src, len, f->scratch, bound, &clen, f->opts.level) != HCOMP_OK)
-        return hcomp_fail(err, HCOMP_E_IO, "%s: codec %s failed to compress %u bytes", f->path,
-                          c->name, (unsigned) len);
-    if (clen < len) {
-        out->payload = f->scratch;
-        out->stored_len = (uint32_t) clen;
-        out->codec = (uint8_t) c->id;
-    }
-    return HCOMP_OK;
-}
-
-/* First tier with room for need bytes (reserving more capacity from the tier's
- * ledger when this opener's reservation is short), or -1. */
-static int first_fit(hcomp_file *f, uint64_t need, hcomp_error *err, int *rc)
+/* First tier from `from` on with room for need bytes (reserving more capacity from
+ * the tier's ledger when this opener's reservation is short), or -1. */
+int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, int *rc)
 {
     *rc = HCOMP_OK;
-    for (int t = 0; t < f->cfg.ntiers; t++) {
+    for (int t = from; t < f->cfg.ntiers; t++) {
         hcomp_tier_writer *w = &f->tw[t];
         if (w->full)
             continue;
@@ -73,49 +48,151 @@ static int no_space(hcomp_file *f, uint64_t need, hcomp_error *err)
                       (unsigned long long) need, tiers, f->cfg.source);
 }
 
-/* Store one encoded piece on tier t; HCOMP_E_NOSPC means the tier is full. */
-static int store(hcomp_file *f, int t, uint64_t start, uint32_t raw_len, const piece_out *p,
-                 uint64_t *seg_off, hcomp_error *err)
+int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t *seg_off,
+                         hcomp_error *err)
 {
     int is_new;
     int rc = hcomp_tier_writer_segment(f, t, &is_new, err);
     if (rc != HCOMP_OK)
         return rc;
     hcomp_tier_writer *w = &f->tw[t];
-    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
-    hcomp_piece_header h = {start, raw_len, p->stored_len, p->codec, 0};
-    hcomp_piece_header_encode(&h, hdr);
-    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *) p->payload, p->stored_len}};
-    size_t total = sizeof(hdr) + p->stored_len, done = 0;
+    size_t total = 0, done = 0;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    double t0 = hcomp_now();
     while (done < total) {
-        ssize_t n = pwritev(w->seg_fd, iov, 2, (off_t) (w->seg_tail + done));
+        ssize_t n = pwritev(w->seg_fd, iov, iovcnt, (off_t) (w->seg_tail + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
             int e = n < 0 ? errno : ENOSPC;
             if (e == ENOSPC || e == EDQUOT) {
                 w->full = 1;
+                if (is_new) {   /* leave no empty, unrecorded segment behind */
+                    char path[PATH_MAX];
+                    snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
+                    close(w->seg_fd);
+                    w->seg_fd = -1;
+                    unlink(path);
+                    rmdir(w->dir);
+                }
                 return HCOMP_E_NOSPC;
             }
             return hcomp_fail_errno(err, e, "%s: writing segment %s/%s on tier \"%s\"", f->path,
                                     w->dir, w->seg_name, f->cfg.tier[t].name);
         }
         done += (size_t) n;
-        for (int i = 0; i < 2 && n > 0; i++) {  /* advance past what was written */
+        for (int i = 0; i < iovcnt && n > 0; i++) {    /* advance past what was written */
             size_t k = (size_t) n < iov[i].iov_len ? (size_t) n : iov[i].iov_len;
             iov[i].iov_base = (char *) iov[i].iov_base + k;
             iov[i].iov_len -= k;
             n -= (ssize_t) k;
         }
     }
+    hcomp_tier_emulate(&f->cfg.tier[t], total, 1, t0);
     if (is_new && hcomp_map_encode_segment(&f->batch, w->seg_id, f->cfg.tier[t].name, w->dir,
-                                           w->seg_name) != 0)
+                                           w->seg_name, hcomp_node_name(),
+                                           f->cfg.tier[t].node_local ? HCOMP_SEGMENT_NODE_LOCAL : 0) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     *seg_off = w->seg_tail;
     w->seg_tail += total;
     if (w->budget != UINT64_MAX)
         w->budget -= total < w->budget ? total : w->budget;
     return HCOMP_OK;
+}
+
+/* Store one encoded piece on tier t and add its record to the batch;
+ * HCOMP_E_NOSPC means the tier is full (it is then skipped). */
+static int store(hcomp_file *f, int t, uint64_t start, uint32_t raw_len, const hcomp_job *p,
+                 hcomp_error *err)
+{
+    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
+    hcomp_piece_header h = {start, raw_len, p->stored, p->codec_used, p->filter_used};
+    hcomp_piece_header_encode(&h, hdr);
+    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *) p->payload, p->stored}};
+    size_t total = sizeof(hdr) + p->stored;
+    uint64_t seg_off;
+    int rc = hcomp_segment_append(f, t, iov, 2, &seg_off, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    hcomp_map_extent e = {start, raw_len, 0};
+    if (hcomp_map_encode_piece(&f->batch, f->tw[t].seg_id, seg_off, p->stored, raw_len,
+                               hcomp_crc32(p->payload, p->stored), p->codec_used, p->filter_used,
+                               &e, 1) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    hcomp_file_stats *s = &f->stats;
+    s->pieces++;
+    s->tier_raw[t] += raw_len;
+    s->tier_stored[t] += total;
+    s->tier_pieces[t]++;
+    s->tier_codec_raw[t][p->codec_used] += raw_len;
+    s->codec_raw[p->codec_used] += raw_len;
+    s->codec_stored[p->codec_used] += total;
+    s->codec_pieces[p->codec_used]++;
+    s->shuffled_pieces += p->filter_used != HCOMP_FILTER_NONE;
+    return HCOMP_OK;
+}
+
+/* Store job's bytes from tier `from` on, cutting and re-encoding when a tier has
+ * less room than the piece needs (spill). */
+static int store_spilling(hcomp_file *f, int from, uint64_t start, hcomp_job *job, hcomp_error *err)
+{
+    const unsigned char *src = job->src;
+    uint32_t left = job->len;
+    int reencode = 0;
+    while (left > 0) {
+        if (reencode) {
+            double t0 = hcomp_now();
+            hcomp_job_encode(job);
+            f->stats.t_compression += hcomp_now() - t0;
+            if (job->rc != HCOMP_OK)
+                return hcomp_fail(err, job->rc, "%s: compressing %u bytes failed", f->path,
+                                  (unsigned) job->len);
+        }
+        uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) job->stored;
+        uint64_t least = HCOMP_PIECE_HEADER_SIZE + HCOMP_PIECE_ALIGN;
+        int rc, t = hcomp_first_fit(f, from, need < least ? need : least, err, &rc);
+        if (rc != HCOMP_OK)
+            return rc;
+        if (t < 0)
+            return no_space(f, need, err);
+        if (f->tw[t].budget < need) {
+            /* fill this tier with the largest 4 KiB multiple it holds even raw */
+            uint64_t room = f->tw[t].budget - HCOMP_PIECE_HEADER_SIZE;
+            job->len = (uint32_t) (room / HCOMP_PIECE_ALIGN * HCOMP_PIECE_ALIGN);
+            reencode = 1;
+            continue;
+        }
+        rc = store(f, t, start, job->len, job, err);
+        if (rc == HCOMP_E_NOSPC) {
+            reencode = 0;       /* the tier is marked full: place the same bytes again */
+            continue;
+        }
+        if (rc != HCOMP_OK)
+            return rc;
+        start += job->len;
+        src += job->len;
+        left -= job->len;
+        job->src = src;
+        job->len = left;
+        reencode = 1;
+        from = t;
+    }
+    return HCOMP_OK;
+}
+
+/* The jobs array for a task, grown as needed and kept across tasks. */
+static hcomp_job *jobs_for(hcomp_file *f, size_t n)
+{
+    if (n > f->njobs_cap) {
+        hcomp_job *j = realloc(f->jobs, n * sizeof(*j));
+        if (j == NULL)
+            return NULL;
+        memset(j + f->njobs_cap, 0, (n - f->njobs_cap) * sizeof(*j));
+        f->jobs = j;
+        f->njobs_cap = n;
+    }
+    return f->jobs;
 }
 
 int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
@@ -130,51 +207,93 @@ int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: write of %llu bytes at %llu goes beyond "
                           "hcomp's limit of 256 TiB", f->path, (unsigned long long) len,
                           (unsigned long long) off);
+    double t_start = hcomp_now();
     for (int t = 0; t < f->cfg.ntiers; t++) {
         int rc = hcomp_tier_writer_prepare(f, t, err);
         if (rc != HCOMP_OK)
             return rc;
     }
-    const unsigned char *src = buf;
-    f->batch.len = 0;
-    uint64_t pos = 0;
-    while (pos < len) {
-        uint32_t chunk = len - pos < f->opts.piece_size ? (uint32_t) (len - pos) : f->opts.piece_size;
-        piece_out p;
-        int rc = encode(f, src + pos, chunk, &p, err);
-        for (;;) {
-            if (rc != HCOMP_OK)
-                return rc;
-            uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) p.stored_len;
-            uint64_t least = HCOMP_PIECE_HEADER_SIZE + HCOMP_PIECE_ALIGN;
-            int t = first_fit(f, need < least ? need : least, err, &rc);
-            if (rc != HCOMP_OK)
-                return rc;
-            if (t < 0)
-                return no_space(f, need, err);
-            if (f->tw[t].budget < need) {
-                /* fill this tier with the largest 4 KiB multiple it holds even raw;
-                 * the rest of the piece spills to the next tier */
-                uint64_t room = f->tw[t].budget - HCOMP_PIECE_HEADER_SIZE;
-                chunk = (uint32_t) (room / HCOMP_PIECE_ALIGN * HCOMP_PIECE_ALIGN);
-                rc = encode(f, src + pos, chunk, &p, err);
-                continue;
-            }
-            uint64_t seg_off = 0;
-            rc = store(f, t, off + pos, chunk, &p, &seg_off, err);
-            if (rc == HCOMP_E_NOSPC) {
-                rc = HCOMP_OK;      /* the tier is marked full: place again */
-                continue;
-            }
-            if (rc != HCOMP_OK)
-                return rc;
-            hcomp_map_extent e = {off + pos, chunk, 0};
-            if (hcomp_map_encode_piece(&f->batch, f->tw[t].seg_id, seg_off, p.stored_len, chunk,
-                                       hcomp_crc32(p.payload, p.stored_len), p.codec, 0, &e, 1) != 0)
-                return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-            break;
-        }
-        pos += chunk;
+    /* 1-3: analysis, prediction, placement */
+    hcomp_task_plan plan;
+    int rc = hcomp_engine_plan(f, buf, len, &plan, err);
+    if (rc != HCOMP_OK)
+        return rc;
+
+    /* 4: the pieces of every part, encoded on the manager's threads */
+    size_t njobs = 0;
+    for (int p = 0; p < plan.hcdp.nparts; p++)
+        njobs += (size_t) ((plan.hcdp.part[p].len + f->opts.piece_size - 1) / f->opts.piece_size);
+    hcomp_job *jobs = jobs_for(f, njobs);
+    if (jobs == NULL)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    int *tier_of = malloc(njobs * sizeof(int));
+    uint64_t *start_of = malloc(njobs * sizeof(uint64_t));
+    if (tier_of == NULL || start_of == NULL) {
+        free(tier_of);
+        free(start_of);
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     }
-    return hcomp_log_append(f, &f->batch, err);
+    const unsigned char *src = buf;
+    uint64_t pos = 0;
+    size_t j = 0;
+    for (int p = 0; p < plan.hcdp.nparts; p++) {
+        const hcdp_part *part = &plan.hcdp.part[p];
+        const hcdp_candidate *c = &plan.input.cand[part->cand];
+        for (uint64_t done = 0; done < part->len; j++) {
+            uint64_t n = part->len - done < f->opts.piece_size ? part->len - done : f->opts.piece_size;
+            hcomp_job *job = &jobs[j];
+            job->src = src + pos;
+            job->len = (uint32_t) n;
+            job->codec = c->codec;
+            job->level = c->level;
+            job->filter = c->filter;
+            tier_of[j] = part->tier;
+            start_of[j] = off + pos;
+            done += n;
+            pos += n;
+        }
+    }
+    double t_enc = hcomp_now();
+    hcomp_jobs_start(jobs, njobs, f->opts.threads);
+
+    /* 5: store each piece as soon as it is encoded */
+    f->batch.len = 0;
+    rc = HCOMP_OK;
+    double t_wait = 0;
+    for (j = 0; j < njobs; j++) {
+        double w0 = hcomp_now();
+        hcomp_jobs_wait(jobs, njobs, j);
+        t_wait += hcomp_now() - w0;
+        if (rc != HCOMP_OK)
+            continue;           /* drain the queue before returning the error */
+        hcomp_job *job = &jobs[j];
+        if (job->rc != HCOMP_OK) {
+            rc = hcomp_fail(err, job->rc, "%s: compressing %u bytes with %s failed", f->path,
+                            (unsigned) job->len, hcomp_codec_by_id(job->codec)->name);
+            continue;
+        }
+        hcomp_engine_feedback(f, &plan, job);
+        int t = tier_of[j];
+        uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) job->stored;
+        int fits = !f->tw[t].full &&
+            (f->tw[t].budget >= need ||
+             (hcomp_tier_reserve(f, t, need - f->tw[t].budget, err) == HCOMP_OK &&
+              f->tw[t].budget >= need));
+        int r = fits ? store(f, t, start_of[j], job->len, job, err) : HCOMP_E_NOSPC;
+        if (r == HCOMP_E_NOSPC)
+            r = store_spilling(f, t, start_of[j], job, err);
+        rc = r;
+    }
+    for (j = 0; j < njobs; j++)
+        f->stats.t_compression += jobs[j].seconds;
+    free(tier_of);
+    free(start_of);
+    if (rc == HCOMP_OK)
+        rc = hcomp_log_append(f, &f->batch, err);
+    double t_end = hcomp_now();
+    f->stats.tasks++;
+    f->stats.bytes_in += len;
+    f->stats.t_io += (t_end - t_enc) - t_wait;
+    f->stats.t_write += t_end - t_start;
+    return rc;
 }

@@ -2,10 +2,38 @@
 #include "options.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* weights of the priority presets: compression speed, decompression speed, ratio
+ * (HCompress Table II; HReplica for the bandwidth presets) */
+static const struct {
+    const char *name;
+    double wc, wd, wr;
+} presets[HCOMP_PRIO_COUNT] = {
+    {"async", 1, 0, 0},
+    {"archival", 0, 0, 1},
+    {"read_after_write", 0.3, 0.3, 0.4},
+    {"read_bandwidth", 0, 0.5, 0.5},
+    {"write_bandwidth", 0.5, 0, 0.5},
+};
+
+static int parse_uint(const char *v, unsigned long max, unsigned long *out)
+{
+    char *end;
+    if (!isdigit((unsigned char) v[0]))
+        return -1;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || *end || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
 
 static int opt_parse_config(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
@@ -16,12 +44,194 @@ static int opt_parse_config(hcomp_options *o, const char *key, const char *v, hc
     return HCOMP_OK;
 }
 
+static void opt_show_config(const hcomp_options *o, char *buf, size_t n)
+{
+    const char *env = getenv("HCOMP_CONFIG");
+    snprintf(buf, n, "%s", o->config[0] ? o->config : env && env[0] ? env : "embedded");
+}
+
 static int opt_parse_codec(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     hcomp_error perr;
+    if (strcmp(v, "auto") == 0) {
+        o->codec = NULL;
+        o->level = HCOMP_LEVEL_DEFAULT;
+        return HCOMP_OK;
+    }
     if (hcomp_codec_parse(v, &o->codec, &o->level, &perr) != HCOMP_OK)
-        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%s\": %s", key, v, perr.msg);
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%s\": %s (or \"auto\": the engine "
+                          "chooses)", key, v, perr.msg);
     return HCOMP_OK;
+}
+
+static void show_codec_level(const hcomp_codec *c, int level, char *buf, size_t n)
+{
+    if (level == HCOMP_LEVEL_DEFAULT || c->level_max == c->level_min)
+        snprintf(buf, n, "%s", c->name);
+    else
+        snprintf(buf, n, "%s:%d", c->name, level);
+}
+
+static void opt_show_codec(const hcomp_options *o, char *buf, size_t n)
+{
+    if (o->codec == NULL)
+        snprintf(buf, n, "auto");
+    else
+        show_codec_level(o->codec, o->level, buf, n);
+}
+
+static int opt_parse_codecs(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strcmp(v, "all") == 0) {
+        o->nallowed = 0;
+        return HCOMP_OK;
+    }
+    hcomp_allowed list[HCOMP_MAX_ALLOWED];
+    int n = 0;
+    char tmp[1024];
+    if (strlen(v) >= sizeof(tmp) || v[0] == '\0')
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": give \"all\" or a comma "
+                          "list such as \"lz4,zstd:3\"", key, v);
+    snprintf(tmp, sizeof(tmp), "%s", v);
+    char *save = NULL;
+    for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        hcomp_error perr;
+        if (n == HCOMP_MAX_ALLOWED)
+            return hcomp_fail(err, HCOMP_E_INVAL, "hint %s: more than %d codecs", key,
+                              HCOMP_MAX_ALLOWED);
+        if (hcomp_codec_parse(tok, &list[n].codec, &list[n].level, &perr) != HCOMP_OK)
+            return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": %s", key, v, perr.msg);
+        n++;
+    }
+    if (n == 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": no codec named", key, v);
+    memcpy(o->allowed, list, sizeof(list[0]) * (size_t) n);
+    o->nallowed = n;
+    return HCOMP_OK;
+}
+
+static void opt_show_codecs(const hcomp_options *o, char *buf, size_t n)
+{
+    if (o->nallowed == 0) {
+        snprintf(buf, n, "all");
+        return;
+    }
+    buf[0] = '\0';
+    for (int i = 0; i < o->nallowed; i++) {
+        char one[64];
+        show_codec_level(o->allowed[i].codec, o->allowed[i].level, one, sizeof(one));
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", i ? "," : "", one);
+    }
+}
+
+static void apply_preset(hcomp_options *o)
+{
+    o->wc = presets[o->priority].wc;
+    o->wd = presets[o->priority].wd;
+    o->wr = presets[o->priority].wr;
+}
+
+static int opt_parse_priority(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    for (int p = 0; p < HCOMP_PRIO_COUNT; p++) {
+        if (strcmp(v, presets[p].name) == 0) {
+            o->priority = p;    /* a priority replaces earlier weights */
+            o->weights_set = 0;
+            apply_preset(o);
+            return HCOMP_OK;
+        }
+    }
+    return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": valid priorities are async, "
+                      "archival, read_after_write, read_bandwidth, write_bandwidth", key, v);
+}
+
+static void opt_show_priority(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", presets[o->priority].name);
+}
+
+static int opt_parse_weights(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (v[0] == '\0') {         /* back to the priority's weights */
+        o->weights_set = 0;
+        apply_preset(o);
+        return HCOMP_OK;
+    }
+    double w[3];
+    const char *p = v;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        w[i] = strtod(p, &end);
+        if (end == p || errno || !isfinite(w[i]) || w[i] < 0 || w[i] > 1e6)
+            goto bad;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (i < 2) {
+            if (*p != ',')
+                goto bad;
+            p++;
+        }
+    }
+    if (*p != '\0' || w[0] + w[1] + w[2] <= 0)
+        goto bad;
+    double sum = w[0] + w[1] + w[2];
+    o->wc = w[0] / sum;
+    o->wd = w[1] / sum;
+    o->wr = w[2] / sum;
+    o->weights_set = 1;
+    return HCOMP_OK;
+bad:
+    return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": give three non-negative numbers "
+                      "\"wc,wd,wr\" (compression speed, decompression speed, ratio), not all "
+                      "zero, e.g. \"0.3,0.3,0.4\"", key, v);
+}
+
+static void opt_show_weights(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.4g,%.4g,%.4g", o->wc, o->wd, o->wr);
+}
+
+static int opt_parse_seed(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strlen(v) >= sizeof(o->seed))
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s: path longer than %zu characters", key,
+                          sizeof(o->seed) - 1);
+    snprintf(o->seed, sizeof(o->seed), "%s", strcmp(v, "embedded") == 0 ? "" : v);
+    return HCOMP_OK;
+}
+
+const char *hcomp_options_seed_path(const hcomp_options *o)
+{
+    const char *env = getenv("HCOMP_SEED");
+    if (o->seed[0])
+        return o->seed;
+    return env && env[0] && strcmp(env, "embedded") != 0 ? env : "";
+}
+
+static void opt_show_seed(const hcomp_options *o, char *buf, size_t n)
+{
+    const char *p = hcomp_options_seed_path(o);
+    snprintf(buf, n, "%s", p[0] ? p : "embedded");
+}
+
+static int opt_parse_feedback(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    unsigned long n;
+    if (parse_uint(v, 1000000, &n) != 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a whole number of operations "
+                          "from 0 (no feedback) to 1000000", key, v);
+    o->feedback_interval = (unsigned) n;
+    return HCOMP_OK;
+}
+
+static void opt_show_feedback(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", o->feedback_interval);
 }
 
 static int opt_parse_piece_size(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
@@ -29,20 +239,102 @@ static int opt_parse_piece_size(hcomp_options *o, const char *key, const char *v
     uint64_t n;
     if (hcomp_parse_size(v, &n) != 0 || n == 0 || n % HCOMP_PIECE_ALIGN != 0 ||
         n > HCOMP_PIECE_SIZE_MAX)
-        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%s\": must be a multiple of %u bytes "
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": must be a multiple of %u bytes "
                           "between 4KiB and 64MiB (e.g. 1048576 or 4MiB)", key, v,
                           HCOMP_PIECE_ALIGN);
     o->piece_size = (uint32_t) n;
     return HCOMP_OK;
 }
 
+static void opt_show_piece_size(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", (unsigned) o->piece_size);
+}
+
+static int opt_parse_threads(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    unsigned long n;
+    if (parse_uint(v, 1024, &n) != 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": 0 (as many as the cores) or "
+                          "a number of compression threads up to 1024", key, v);
+    o->threads = (unsigned) n;
+    return HCOMP_OK;
+}
+
+static void opt_show_threads(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", o->threads);
+}
+
+static int opt_parse_shuffle(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strcmp(v, "auto") == 0)
+        o->shuffle = 1;
+    else if (strcmp(v, "off") == 0)
+        o->shuffle = 0;
+    else
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"auto\" (the engine may "
+                          "byte-shuffle typed data) or \"off\"", key, v);
+    return HCOMP_OK;
+}
+
+static void opt_show_shuffle(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", o->shuffle ? "auto" : "off");
+}
+
+static int opt_parse_stats(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (v[0] == '\0')
+        o->stats = -1;
+    else if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "enable") == 0)
+        o->stats = 1;
+    else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || strcmp(v, "disable") == 0)
+        o->stats = 0;
+    else
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": 1/true or 0/false", key, v);
+    return HCOMP_OK;
+}
+
+int hcomp_options_stats_on(const hcomp_options *o)
+{
+    if (o->stats >= 0)
+        return o->stats;
+    const char *env = getenv("HCOMP_STATS");
+    return env && (strcmp(env, "1") == 0 || strcmp(env, "true") == 0);
+}
+
+static void opt_show_stats(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d", hcomp_options_stats_on(o));
+}
+
+static int opt_parse_drain(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strcmp(v, "close") == 0)
+        o->drain = 1;
+    else if (strcmp(v, "never") == 0)
+        o->drain = 0;
+    else
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"close\" (move node-local "
+                          "data to a shared tier at close) or \"never\" (keep it where it is)", key, v);
+    return HCOMP_OK;
+}
+
+static void opt_show_drain(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", o->drain ? "close" : "never");
+}
+
 typedef int (*opt_parser)(hcomp_options *, const char *, const char *, hcomp_error *);
+typedef void (*opt_shower)(const hcomp_options *, char *, size_t);
 
 static const struct {
     const char *key, *def;
     opt_parser parse;
+    opt_shower show;
 } table[] = {
-#define HCOMP_OPTION_ROW(field, key, def, parser) {key, def, parser},
+#define HCOMP_OPTION_ROW(key, def, parser, shower) {key, def, parser, shower},
     HCOMP_OPTION_LIST(HCOMP_OPTION_ROW)
 #undef HCOMP_OPTION_ROW
 };
@@ -99,34 +391,31 @@ int hcomp_options_set(hcomp_options *opts, const char *key, const char *value, h
 {
     if (key == NULL || value == NULL)
         return hcomp_fail(err, HCOMP_E_INVAL, "hint with no key or no value");
-    for (size_t i = 0; i < NOPTIONS; i++)
-        if (strcmp(key, table[i].key) == 0)
-            return table[i].parse(opts, key, value, err);
-    char known[256] = "";
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        if (strcmp(key, table[i].key) == 0) {
+            hcomp_options trial = *opts;    /* a rejected value changes nothing */
+            int rc = table[i].parse(&trial, key, value, err);
+            if (rc == HCOMP_OK)
+                *opts = trial;
+            return rc;
+        }
+    }
+    char known[512] = "";
     for (size_t i = 0; i < NOPTIONS; i++) {
         strncat(known, table[i].key, sizeof(known) - strlen(known) - 1);
         if (i + 1 < NOPTIONS)
             strncat(known, ", ", sizeof(known) - strlen(known) - 1);
     }
-    return hcomp_fail(err, HCOMP_E_INVAL, "unknown hcomp hint \"%s\" (known: %s)", key, known);
+    return hcomp_fail(err, HCOMP_E_INVAL, "unknown hcomp hint \"%.100s\" (known: %s)", key, known);
 }
 
 int hcomp_options_get(const hcomp_options *o, const char *key, char *buf, size_t n)
 {
-    if (strcmp(key, "hcomp_config") == 0) {
-        const char *env = getenv("HCOMP_CONFIG");
-        if (o->config[0])
-            snprintf(buf, n, "%s", o->config);
-        else
-            snprintf(buf, n, "%s", env && env[0] ? env : "embedded");
-    } else if (strcmp(key, "hcomp_codec") == 0) {
-        if (o->level == HCOMP_LEVEL_DEFAULT || o->codec->level_max == o->codec->level_min)
-            snprintf(buf, n, "%s", o->codec->name);
-        else
-            snprintf(buf, n, "%s:%d", o->codec->name, o->level);
-    } else if (strcmp(key, "hcomp_piece_size") == 0) {
-        snprintf(buf, n, "%u", (unsigned) o->piece_size);
-    } else
-        return HCOMP_E_INVAL;
-    return HCOMP_OK;
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        if (strcmp(key, table[i].key) == 0) {
+            table[i].show(o, buf, n);
+            return HCOMP_OK;
+        }
+    }
+    return HCOMP_E_INVAL;
 }

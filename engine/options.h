@@ -4,23 +4,63 @@
 #define HCOMP_OPTIONS_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "hcomp.h"
 
 #define HCOMP_PIECE_ALIGN 4096u
 #define HCOMP_PIECE_SIZE_MAX (64u << 20)
+#define HCOMP_MAX_ALLOWED 32
 
-/*  X(field, hint name, default, parser) */
-#define HCOMP_OPTION_LIST(X)                                        \
-    X(config, "hcomp_config", "", opt_parse_config)                 \
-    X(codec, "hcomp_codec", "lz4", opt_parse_codec)                 \
-    X(piece_size, "hcomp_piece_size", "1048576", opt_parse_piece_size)
+/*  X(hint name, default, parser, formatter) */
+#define HCOMP_OPTION_LIST(X)                                                        \
+    X("hcomp_config", "", opt_parse_config, opt_show_config)                        \
+    X("hcomp_codec", "auto", opt_parse_codec, opt_show_codec)                       \
+    X("hcomp_codecs", "all", opt_parse_codecs, opt_show_codecs)                     \
+    X("hcomp_priority", "read_after_write", opt_parse_priority, opt_show_priority)  \
+    X("hcomp_weights", "", opt_parse_weights, opt_show_weights)                     \
+    X("hcomp_seed", "", opt_parse_seed, opt_show_seed)                              \
+    X("hcomp_feedback_interval", "16", opt_parse_feedback, opt_show_feedback)       \
+    X("hcomp_piece_size", "1048576", opt_parse_piece_size, opt_show_piece_size)     \
+    X("hcomp_threads", "0", opt_parse_threads, opt_show_threads)                    \
+    X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle)                 \
+    X("hcomp_stats", "", opt_parse_stats, opt_show_stats)                           \
+    X("hcomp_drain", "close", opt_parse_drain, opt_show_drain)
+
+typedef struct hcomp_allowed {
+    const hcomp_codec *codec;
+    int level;                      /* HCOMP_LEVEL_DEFAULT: every level the seed models */
+} hcomp_allowed;
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
-    const hcomp_codec *codec;
+    const hcomp_codec *codec;       /* NULL: "auto", the engine chooses */
     int level;                      /* HCOMP_LEVEL_DEFAULT or an explicit level */
+    int nallowed;                   /* 0: all codecs the seed models */
+    hcomp_allowed allowed[HCOMP_MAX_ALLOWED];
+    int priority;                   /* enum hcomp_priority */
+    int weights_set;                /* hcomp_weights given: it overrides the priority */
+    double wc, wd, wr;              /* effective, normalised */
+    char seed[PATH_MAX];            /* "" : $HCOMP_SEED, else the embedded default */
+    unsigned feedback_interval;
     uint32_t piece_size;            /* multiple of 4096 */
+    unsigned threads;               /* 0: as many as the cores */
+    int shuffle;                    /* 1: a candidate when the data type allows it */
+    int stats;                      /* -1: $HCOMP_STATS decides */
+    int drain;                      /* 1: node-local pieces move to a shared tier at close */
 };
+
+enum hcomp_priority {
+    HCOMP_PRIO_ASYNC = 0,
+    HCOMP_PRIO_ARCHIVAL,
+    HCOMP_PRIO_READ_AFTER_WRITE,
+    HCOMP_PRIO_READ_BANDWIDTH,
+    HCOMP_PRIO_WRITE_BANDWIDTH,
+    HCOMP_PRIO_COUNT
+};
+
+/* Effective seed path ("" for the embedded default) and stats switch. */
+const char *hcomp_options_seed_path(const hcomp_options *o);
+int hcomp_options_stats_on(const hcomp_options *o);
 
 #endif

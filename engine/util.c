@@ -114,6 +114,18 @@ int hcomp_random_bytes(void *buf, size_t len)
     return 0;
 }
 
+const char *hcomp_node_name(void)
+{
+    static _Thread_local char name[256];
+    const char *env = getenv("HCOMP_NODE");
+    if (env && env[0])
+        snprintf(name, sizeof(name), "%s", env);
+    else if (gethostname(name, sizeof(name)) != 0)
+        snprintf(name, sizeof(name), "localhost");
+    name[sizeof(name) - 1] = '\0';
+    return name;
+}
+
 /* number followed by a unit from table; scale[i] multiplies */
 static int parse_scaled(const char *text, const char *const *units, const double *scale,
                         size_t nunits, double *out)

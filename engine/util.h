@@ -60,6 +60,9 @@ static inline uint64_t hcomp_get_u64(const unsigned char *p)
 uint32_t hcomp_crc32(const void *buf, size_t len);
 /* Random bytes from the kernel (getrandom), for file and segment ids. */
 int hcomp_random_bytes(void *buf, size_t len);
+/* This process's node: $HCOMP_NODE if set (to simulate nodes on one machine), else the
+ * host name. */
+const char *hcomp_node_name(void);
 /* Parse a non-negative size with an optional unit: "4096", "64MiB", "1.5GB",
  * "unlimited" (UINT64_MAX). Returns 0 on success. */
 int hcomp_parse_size(const char *text, uint64_t *out);

@@ -81,6 +81,13 @@ HCOMP_API int hcomp_file_fd(const hcomp_file *f);
  * for later writes; the tier configuration cannot change while open. */
 HCOMP_API int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error *err);
 
+/* The element type of the data written next (enum hcomp_dtype of hcomp_model.h;
+ * -1: let the engine infer it). The driver sets it from the MPI datatype. */
+HCOMP_API void hcomp_file_set_dtype(hcomp_file *f, int dtype);
+/* This opener writes what the cost predictor learnt back to the seed at close (one
+ * opener per file should: the driver picks the first rank). */
+HCOMP_API void hcomp_file_set_model_owner(hcomp_file *f, int owner);
+
 /* Remove the logical file: every piece on every tier, then the mapping file. */
 HCOMP_API int hcomp_file_delete(const char *path, hcomp_error *err);
 

@@ -90,12 +90,12 @@ static void frame_end(hcomp_bytes *b, size_t payload)
 }
 
 int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, const char *dir,
-                             const char *file)
+                             const char *file, const char *node, unsigned flags)
 {
-    size_t lt = strlen(tier), ld = strlen(dir), lf = strlen(file);
-    if (lt > UINT16_MAX || ld > UINT16_MAX || lf > UINT16_MAX)
+    size_t lt = strlen(tier), ld = strlen(dir), lf = strlen(file), ln = strlen(node);
+    if (lt > UINT16_MAX || ld > UINT16_MAX || lf > UINT16_MAX || ln > UINT16_MAX)
         return -1;
-    size_t payload = HCOMP_MAP_SEGMENT_FIXED + lt + ld + lf;
+    size_t payload = HCOMP_MAP_SEGMENT_FIXED + lt + ld + lf + ln;
     unsigned char *p = frame_begin(b, HCOMP_REC_SEGMENT, payload);
     if (p == NULL)
         return -1;
@@ -103,10 +103,14 @@ int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, cons
     hcomp_put_u16(p + 8, (uint16_t) lt);
     hcomp_put_u16(p + 10, (uint16_t) ld);
     hcomp_put_u16(p + 12, (uint16_t) lf);
-    hcomp_put_u16(p + 14, 0);
-    memcpy(p + 16, tier, lt);
-    memcpy(p + 16 + lt, dir, ld);
-    memcpy(p + 16 + lt + ld, file, lf);
+    hcomp_put_u16(p + 14, (uint16_t) ln);
+    hcomp_put_u16(p + 16, (uint16_t) flags);
+    hcomp_put_u16(p + 18, 0);
+    unsigned char *q = p + HCOMP_MAP_SEGMENT_FIXED;
+    memcpy(q, tier, lt);
+    memcpy(q + lt, dir, ld);
+    memcpy(q + lt + ld, file, lf);
+    memcpy(q + lt + ld + lf, node, ln);
     frame_end(b, payload);
     return 0;
 }
@@ -150,6 +154,31 @@ int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode)
     return 0;
 }
 
+int hcomp_map_encode_stats(hcomp_bytes *b, const char *json)
+{
+    size_t n = strlen(json);
+    unsigned char *p = frame_begin(b, HCOMP_REC_STATS, n);
+    if (p == NULL)
+        return -1;
+    memcpy(p, json, n);
+    frame_end(b, n);
+    return 0;
+}
+
+int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
+                              uint64_t new_seg, uint64_t new_off)
+{
+    unsigned char *p = frame_begin(b, HCOMP_REC_RELOCATE, 32);
+    if (p == NULL)
+        return -1;
+    hcomp_put_u64(p, old_seg);
+    hcomp_put_u64(p + 8, old_off);
+    hcomp_put_u64(p + 16, new_seg);
+    hcomp_put_u64(p + 24, new_off);
+    frame_end(b, 32);
+    return 0;
+}
+
 void hcomp_map_extent_at(const hcomp_map_record *rec, uint32_t i, hcomp_map_extent *out)
 {
     const unsigned char *e = rec->u.piece.extents + (size_t) i * HCOMP_MAP_EXTENT_SIZE;
@@ -170,13 +199,16 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             rec->u.seg.tier_len = hcomp_get_u16(p + 8);
             rec->u.seg.dir_len = hcomp_get_u16(p + 10);
             rec->u.seg.file_len = hcomp_get_u16(p + 12);
+            rec->u.seg.node_len = hcomp_get_u16(p + 14);
+            rec->u.seg.flags = hcomp_get_u16(p + 16);
             size_t total = (size_t) HCOMP_MAP_SEGMENT_FIXED + rec->u.seg.tier_len +
-                rec->u.seg.dir_len + rec->u.seg.file_len;
+                rec->u.seg.dir_len + rec->u.seg.file_len + rec->u.seg.node_len;
             if (total != n || rec->u.seg.dir_len == 0 || rec->u.seg.file_len == 0)
                 return -1;
-            rec->u.seg.tier = (const char *) p + 16;
+            rec->u.seg.tier = (const char *) p + HCOMP_MAP_SEGMENT_FIXED;
             rec->u.seg.dir = rec->u.seg.tier + rec->u.seg.tier_len;
             rec->u.seg.file = rec->u.seg.dir + rec->u.seg.dir_len;
+            rec->u.seg.node = rec->u.seg.file + rec->u.seg.file_len;
             return 0;
         }
         case HCOMP_REC_PIECE: {
@@ -208,6 +240,18 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
                 return -1;
             rec->u.size.size = hcomp_get_u64(p);
             rec->u.size.mode = p[8];
+            return 0;
+        case HCOMP_REC_RELOCATE:
+            if (n != 32)
+                return -1;
+            rec->u.reloc.old_seg = hcomp_get_u64(p);
+            rec->u.reloc.old_off = hcomp_get_u64(p + 8);
+            rec->u.reloc.new_seg = hcomp_get_u64(p + 16);
+            rec->u.reloc.new_off = hcomp_get_u64(p + 24);
+            return 0;
+        case HCOMP_REC_STATS:
+            rec->u.stats.json = (const char *) p;
+            rec->u.stats.len = n;
             return 0;
         default:
             return -1;

@@ -17,12 +17,15 @@
 #define HCOMP_MAP_MAX_PAYLOAD (16u << 20)
 #define HCOMP_MAP_EXTENT_SIZE 16
 #define HCOMP_MAP_PIECE_FIXED 36
-#define HCOMP_MAP_SEGMENT_FIXED 16
+#define HCOMP_MAP_SEGMENT_FIXED 20
+#define HCOMP_SEGMENT_NODE_LOCAL 1u  /* SEGMENT flag: on a node-local tier */
 
 enum hcomp_map_record_type {
     HCOMP_REC_SEGMENT = 1, /* a segment file: id, tier, directory, file name */
     HCOMP_REC_PIECE = 2,   /* a stored piece and the logical extents it backs */
-    HCOMP_REC_SIZE = 3     /* set (truncate) or grow (preallocate) the logical size */
+    HCOMP_REC_SIZE = 3,    /* set (truncate) or grow (preallocate) the logical size */
+    HCOMP_REC_STATS = 4,   /* a writer's engine statistics (JSON text), kept as metadata */
+    HCOMP_REC_RELOCATE = 5 /* a piece's stored bytes moved to another segment (drain) */
 };
 
 enum hcomp_size_mode { HCOMP_SIZE_SET = 0, HCOMP_SIZE_GROW = 1 };
@@ -39,8 +42,9 @@ typedef struct hcomp_map_record {
     union {
         struct {
             uint64_t id;
-            const char *tier, *dir, *file;
-            uint16_t tier_len, dir_len, file_len;
+            const char *tier, *dir, *file, *node;
+            uint16_t tier_len, dir_len, file_len, node_len;
+            uint16_t flags;
         } seg;
         struct {
             uint64_t seg_id, seg_off;
@@ -53,6 +57,13 @@ typedef struct hcomp_map_record {
             uint64_t size;
             int mode;
         } size;
+        struct {
+            const char *json;   /* not NUL-terminated */
+            uint32_t len;
+        } stats;
+        struct {
+            uint64_t old_seg, old_off, new_seg, new_off;
+        } reloc;
     } u;
 } hcomp_map_record;
 
@@ -78,11 +89,14 @@ int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_hea
 
 /* Encoders append one framed record; they return 0 or -1 (out of memory). */
 int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, const char *dir,
-                             const char *file);
+                             const char *file, const char *node, unsigned flags);
 int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
                            uint32_t stored_len, uint32_t raw_len, uint32_t crc, uint8_t codec,
                            uint8_t filter, const hcomp_map_extent *ext, uint32_t nextents);
 int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode);
+int hcomp_map_encode_stats(hcomp_bytes *b, const char *json);
+int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
+                              uint64_t new_seg, uint64_t new_off);
 
 enum hcomp_map_next_result {
     HCOMP_MAP_RECORD = 0,   /* *rec holds the record at *pos; *pos moved past it */

@@ -85,7 +85,7 @@ static int field_text(json_t *v, char *buf, size_t n)
 static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier, hcomp_error *err)
 {
     static const char *const known[] = {"name", "path", "capacity", "bandwidth", "latency",
-                                        "scope", "private", NULL};
+                                        "scope", "private", "emulate", NULL};
     char text[128];
     const char *key;
     json_t *v;
@@ -98,7 +98,7 @@ static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier
             ok |= strcmp(key, known[k]) == 0;
         if (!ok)
             return hcomp_fail(err, HCOMP_E_INVAL, "%s: tiers[%d] has unknown field \"%s\" "
-                              "(known: name, path, capacity, bandwidth, latency, scope, private)",
+                              "(known: name, path, capacity, bandwidth, latency, scope, private, emulate)",
                               source, index, key);
     }
     memset(tier, 0, sizeof(*tier));
@@ -149,6 +149,15 @@ static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier
             return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" private must be true or false",
                               source, tier->name);
         tier->private_dir = json_is_true(v);
+    }
+    if ((v = json_object_get(t, "emulate")) != NULL) {
+        if (!json_is_boolean(v))
+            return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" emulate must be true or false",
+                              source, tier->name);
+        tier->emulate = json_is_true(v);
+        if (tier->emulate && !(tier->bandwidth > 0))
+            return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" is emulated but has no "
+                              "bandwidth", source, tier->name);
     }
     return HCOMP_OK;
 }

@@ -19,6 +19,7 @@ typedef struct hcomp_tier {
     double latency;          /* seconds */
     int node_local;          /* 1: node-local (RAM, local NVMe), 0: shared */
     int private_dir;         /* 1: created per user, mode 0700, ownership checked */
+    int emulate;             /* 1: I/O is slowed to bandwidth and latency (experiments) */
 } hcomp_tier;
 
 typedef struct hcomp_tier_config {

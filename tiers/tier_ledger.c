@@ -180,9 +180,38 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
     if (grant > avail)
         grant = avail;
     w->budget += grant;
+    w->avail_time = 0;      /* the cached room is stale now */
     ledger_set(&l, w->ledger_id, w->budget);
     w->in_ledger = w->budget > 0;
     return ledger_write_unlock(&l, err);
+}
+
+uint64_t hcomp_tier_available(hcomp_file *f, int t)
+{
+    hcomp_tier_writer *w = &f->tw[t];
+    const hcomp_tier *tier = &f->cfg.tier[t];
+    if (tier->capacity == UINT64_MAX)
+        return UINT64_MAX / 4;
+    double now = hcomp_now();
+    if (w->avail_time > 0 && now - w->avail_time < 0.2)
+        return w->budget + w->avail_cache;
+    ledger l;
+    hcomp_error err;
+    if (ledger_lock(&l, w->base, &err) != HCOMP_OK)
+        return w->budget;
+    if (ledger_read(&l, &err) != HCOMP_OK) {
+        close(l.fd);
+        free(l.v);
+        return w->budget;
+    }
+    uint64_t used = hcomp_tier_usage(w->base);
+    unsigned long long others = ledger_set(&l, w->ledger_id, w->budget);
+    w->in_ledger = w->budget > 0;
+    ledger_write_unlock(&l, &err);
+    uint64_t taken = used + others + w->budget;
+    w->avail_cache = tier->capacity > taken ? tier->capacity - taken : 0;
+    w->avail_time = now;
+    return w->budget + w->avail_cache;
 }
 
 void hcomp_tier_release(hcomp_file *f, int t)

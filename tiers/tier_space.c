@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The directory a tier stands for, for this file. */
@@ -146,6 +147,20 @@ int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *er
                                     path, f->cfg.tier[t].name);
     }
     return hcomp_fail(err, HCOMP_E_IO, "%s: could not create a unique segment in %s", f->path, w->dir);
+}
+
+void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0)
+{
+    (void) is_write;    /* one bandwidth for both directions */
+    if (!tier->emulate || !(tier->bandwidth > 0))
+        return;
+    double target = tier->latency + (double) bytes / tier->bandwidth;
+    double left = target - (hcomp_now() - t0);
+    if (left > 0) {
+        struct timespec ts = {(time_t) left, (long) ((left - (double) (time_t) left) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
 }
 
 void hcomp_tier_writers_close(hcomp_file *f)

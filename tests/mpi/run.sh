@@ -52,7 +52,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking t_interleave
          t_fileperproc t_deferred t_shared t_modes t_hints t_errors t_delete t_large t_codecs"
 # tests about hcomp's storage (tiers, compression): hcomp: only
-HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity"
+HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-mpitest.XXXXXX") || exit 2
 RAM=$(mktemp -d /dev/shm/hcomp-mpitest.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }

@@ -88,8 +88,12 @@ int main(int argc, char **argv)
     expect_hint(fh, "cb_buffer_size", NULL, "defaults"); /* ROMIO's own hints survive */
     if (t.is_hcomp) {
         const char *c = info_get(fh, "hcomp_codec");
-        if (!c || strncmp(c, "lz4", 3) != 0 || (c[3] != 0 && c[3] != ':'))
-            TFAIL("defaults: hcomp_codec is '%s', want 'lz4'", c ? c : "(missing)");
+        if (!c || strcmp(c, "auto") != 0)
+            TFAIL("defaults: hcomp_codec is '%s', want 'auto'", c ? c : "(missing)");
+        expect_hint(fh, "hcomp_priority", "read_after_write", "defaults");
+        expect_hint(fh, "hcomp_weights", "0.3,0.3,0.4", "defaults");
+        expect_hint(fh, "hcomp_codecs", "all", "defaults");
+        expect_hint(fh, "hcomp_drain", "close", "defaults");
         expect_hint(fh, "hcomp_piece_size", "1048576", "defaults");
         expect_hint(fh, "hcomp_config", t.config, "defaults");
     }

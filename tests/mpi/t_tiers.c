@@ -82,7 +82,9 @@ static void part_private(const tctx *t)
              "{\"name\":\"pfs\",\"path\":\"@filedir\",\"capacity\":\"unlimited\",\"scope\":\"shared\"}]}\n",
              priv);
     t_write_text(t, cfg, json);
-    MPI_Info info = t_info(t, "hcomp_config", cfg, "hcomp_piece_size", PIECE, NULL);
+    /* placement is what is checked: node-local data stays where it was put */
+    MPI_Info info = t_info(t, "hcomp_config", cfg, "hcomp_piece_size", PIECE, "hcomp_drain",
+                           "never", NULL);
 
     write_file(t, t->target, info, 256 * KiB, 1);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -612,9 +612,8 @@ TC_UNUSED static void t_make_tiers_tag(const tctx *t, ttiers *tt, const char *ta
         t_mkdir(t, tt->dir[i]);
         len += snprintf(json + len, sizeof json - (size_t)len,
                         "%s{\"name\":\"tier%d\",\"path\":\"%s\",\"capacity\":\"%s\","
-                        "\"scope\":\"%s\"}",
-                        i ? "," : "", i, tt->dir[i], capacity[i],
-                        i + 1 < n ? "node-local" : "shared");
+                        "\"scope\":\"%s\"}", /* shared: data stays where placed (no drain) */
+                        i ? "," : "", i, tt->dir[i], capacity[i], "shared");
     }
     snprintf(json + len, sizeof json - (size_t)len, "]}\n");
     t_write_text(t, tt->cfg, json);

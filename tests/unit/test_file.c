@@ -80,6 +80,10 @@ static int setup(void **state)
     assert_non_null(fx->opts);
     hcomp_error err;
     assert_int_equal(hcomp_options_set(fx->opts, "hcomp_config", fx->config, &err), HCOMP_OK);
+    /* these tests are about the storage underneath the engine: a fixed codec, and
+     * node-local data left where it was placed (test_engine.c covers the rest) */
+    assert_int_equal(hcomp_options_set(fx->opts, "hcomp_codec", "lz4", &err), HCOMP_OK);
+    assert_int_equal(hcomp_options_set(fx->opts, "hcomp_drain", "never", &err), HCOMP_OK);
     *state = fx;
     return 0;
 }

@@ -255,11 +255,12 @@ static void test_record_segment_roundtrip(void **state)
     size_t n = sizeof(cases) / sizeof(cases[0]);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(hcomp_map_encode_segment(&b, cases[i].id, cases[i].tier, cases[i].dir,
-                                                  cases[i].file), 0);
+                                                  cases[i].file, i % 2 ? "node-7" : "",
+                                                  (unsigned) (i % 2)), 0);
     size_t pos = 0, expect_len = 0;
     for (size_t i = 0; i < n; i++)
         expect_len += HCOMP_MAP_FRAME_SIZE + HCOMP_MAP_SEGMENT_FIXED + strlen(cases[i].tier) +
-            strlen(cases[i].dir) + strlen(cases[i].file);
+            strlen(cases[i].dir) + strlen(cases[i].file) + (i % 2 ? 6 : 0);
     assert_int_equal(b.len, expect_len);
     for (size_t i = 0; i < n; i++) {
         hcomp_map_record rec;
@@ -269,6 +270,8 @@ static void test_record_segment_roundtrip(void **state)
         assert_str_n(rec.u.seg.tier, rec.u.seg.tier_len, cases[i].tier);
         assert_str_n(rec.u.seg.dir, rec.u.seg.dir_len, cases[i].dir);
         assert_str_n(rec.u.seg.file, rec.u.seg.file_len, cases[i].file);
+        assert_str_n(rec.u.seg.node, rec.u.seg.node_len, i % 2 ? "node-7" : "");
+        assert_int_equal(rec.u.seg.flags, i % 2);
     }
     assert_int_equal(pos, b.len);
     hcomp_map_record rec;
@@ -283,7 +286,7 @@ static void test_record_segment_invalid(void **state)
     static const struct { const char *dir, *file; } cases[] = {{"", "f.seg"}, {"/d", ""}};
     for (size_t i = 0; i < 2; i++) {
         hcomp_bytes b = {0};
-        assert_int_equal(hcomp_map_encode_segment(&b, 1, "t", cases[i].dir, cases[i].file), 0);
+        assert_int_equal(hcomp_map_encode_segment(&b, 1, "t", cases[i].dir, cases[i].file, "", 0), 0);
         size_t pos = 0;
         uint64_t skipped = 0;
         hcomp_map_record rec;
@@ -378,7 +381,7 @@ static void build_log(hcomp_bytes *b, size_t offsets[4])
 {
     hcomp_map_extent e[2] = {{100, 50, 0}, {300, 60, 50}};
     offsets[0] = b->len;
-    assert_int_equal(hcomp_map_encode_segment(b, 9, "nvme", "/local/x.hcd", "9.seg"), 0);
+    assert_int_equal(hcomp_map_encode_segment(b, 9, "nvme", "/local/x.hcd", "9.seg", "n1", 1), 0);
     offsets[1] = b->len;
     assert_int_equal(hcomp_map_encode_piece(b, 9, 0, 90, 110, 0x1234, HCOMP_CODEC_LZ4, 0, e, 2), 0);
     offsets[2] = b->len;

@@ -30,8 +30,15 @@ static void test_defaults(void **state)
     (void) state;
     hcomp_options *o = hcomp_options_new();
     assert_non_null(o);
-    assert_get(o, "hcomp_codec", "lz4");
+    assert_get(o, "hcomp_codec", "auto");
+    assert_get(o, "hcomp_codecs", "all");
+    assert_get(o, "hcomp_priority", "read_after_write");
+    assert_get(o, "hcomp_weights", "0.3,0.3,0.4");
+    assert_get(o, "hcomp_feedback_interval", "16");
     assert_get(o, "hcomp_piece_size", "1048576");
+    assert_get(o, "hcomp_threads", "0");
+    assert_get(o, "hcomp_shuffle", "auto");
+    assert_get(o, "hcomp_drain", "close");
     /* hcomp_config: the environment, else the embedded configuration */
     char *saved = getenv("HCOMP_CONFIG") ? strdup(getenv("HCOMP_CONFIG")) : NULL;
     unsetenv("HCOMP_CONFIG");
@@ -48,12 +55,34 @@ static void test_defaults(void **state)
     hcomp_options_free(o);
 }
 
+/* A priority replaces earlier weights; weights set after it replace the priority's. */
+static void test_priority_and_weights(void **state)
+{
+    (void) state;
+    hcomp_options *o = hcomp_options_new();
+    assert_non_null(o);
+    assert_int_equal(hcomp_options_set(o, "hcomp_weights", "1,0,1", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_weights", "0.5,0,0.5");
+    assert_int_equal(hcomp_options_set(o, "hcomp_priority", "archival", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_weights", "0,0,1");
+    assert_int_equal(hcomp_options_set(o, "hcomp_weights", "2,1,1", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_weights", "0.5,0.25,0.25");
+    assert_get(o, "hcomp_priority", "archival");
+    assert_int_equal(hcomp_options_set(o, "hcomp_weights", "", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_weights", "0,0,1");
+    assert_int_equal(hcomp_options_set(o, "hcomp_priority", "read_bandwidth", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_weights", "0,0.5,0.5");
+    assert_int_equal(hcomp_options_set(o, "hcomp_priority", "write_bandwidth", NULL), HCOMP_OK);
+    assert_get(o, "hcomp_weights", "0.5,0,0.5");
+    hcomp_options_free(o);
+}
+
 /* The listing functions describe the same options get() knows, with their defaults. */
 static void test_listing(void **state)
 {
     (void) state;
     size_t n = hcomp_options_count();
-    assert_int_equal(n, 3);
+    assert_true(n >= 12);
     hcomp_options *o = hcomp_options_new();
     assert_non_null(o);
     int seen_codec = 0, seen_piece = 0, seen_config = 0;
@@ -64,8 +93,12 @@ static void test_listing(void **state)
         assert_true(hcomp_options_is_hint(key));
         char buf[4096];
         get(o, key, buf, sizeof(buf));
+        /* these show what is in force: the environment's, the preset's */
         if (strcmp(key, "hcomp_config") == 0)
             seen_config = 1;
+        else if (strcmp(key, "hcomp_seed") == 0 || strcmp(key, "hcomp_weights") == 0 ||
+                 strcmp(key, "hcomp_stats") == 0)
+            assert_true(buf[0] != '\0');
         else {
             assert_string_equal(buf, def);
             seen_codec |= strcmp(key, "hcomp_codec") == 0;
@@ -94,6 +127,20 @@ static void test_set_get_roundtrip(void **state)
         {"hcomp_piece_size", "64MiB", "67108864"},
         {"hcomp_piece_size", "1048576", "1048576"},
         {"hcomp_config", "/some/where/tiers.json", "/some/where/tiers.json"},
+        {"hcomp_codec", "auto", "auto"},
+        {"hcomp_codecs", "lz4,zstd:3", "lz4,zstd:3"},
+        {"hcomp_codecs", "all", "all"},
+        {"hcomp_priority", "archival", "archival"},
+        {"hcomp_priority", "async", "async"},
+        {"hcomp_weights", "1,1,2", "0.25,0.25,0.5"},
+        {"hcomp_weights", "0.3,0.3,0.4", "0.3,0.3,0.4"},
+        {"hcomp_seed", "/x/seed.json", "/x/seed.json"},
+        {"hcomp_feedback_interval", "0", "0"},
+        {"hcomp_feedback_interval", "64", "64"},
+        {"hcomp_threads", "2", "2"},
+        {"hcomp_shuffle", "off", "off"},
+        {"hcomp_stats", "1", "1"},
+        {"hcomp_drain", "never", "never"},
     };
     hcomp_options *o = hcomp_options_new();
     assert_non_null(o);
@@ -162,6 +209,21 @@ static void test_invalid_values(void **state)
         {"hcomp_codc", "lz4"},              /* unknown key */
         {"hcomp_", "1"},
         {"hcomp_piecesize", "4096"},
+        {"hcomp_codecs", ""},
+        {"hcomp_codecs", "lz4,,nosuch"},
+        {"hcomp_priority", "fastest"},
+        {"hcomp_weights", "1,2"},
+        {"hcomp_weights", "0,0,0"},
+        {"hcomp_weights", "-1,1,1"},
+        {"hcomp_weights", "a,b,c"},
+        {"hcomp_weights", "1,1,1,1"},
+        {"hcomp_weights", "1e308,1e308,1e308"},
+        {"hcomp_feedback_interval", "-1"},
+        {"hcomp_feedback_interval", "many"},
+        {"hcomp_threads", "100000"},
+        {"hcomp_shuffle", "yes"},
+        {"hcomp_stats", "maybe"},
+        {"hcomp_drain", "sometimes"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         hcomp_options *o = hcomp_options_new();
@@ -214,6 +276,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_listing),
+        cmocka_unit_test(test_priority_and_weights),
         cmocka_unit_test(test_set_get_roundtrip),
         cmocka_unit_test(test_dup_is_independent),
         cmocka_unit_test(test_invalid_values),

@@ -1,0 +1,97 @@
+/*
+ * The element type of an access, from its MPI datatype, for the engine's input
+ * analyzer (it picks byte shuffle and its models by type). At a two-phase
+ * aggregator ROMIO passes MPI_BYTE, so the type seen at the entry of the
+ * collective call is kept in the state while it runs.
+ */
+
+#include "ad_hcomp.h"
+#include <hcomp_model.h>
+
+static int named_dtype(MPI_Datatype t)
+{
+    int size = 0;
+    if (t == MPI_DOUBLE)
+        return HCOMP_DTYPE_DOUBLE;
+    if (t == MPI_FLOAT)
+        return HCOMP_DTYPE_FLOAT;
+    if (t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_UNSIGNED_CHAR)
+        return HCOMP_DTYPE_BYTES;
+    if (t == MPI_INT || t == MPI_UNSIGNED || t == MPI_LONG || t == MPI_UNSIGNED_LONG ||
+        t == MPI_LONG_LONG || t == MPI_UNSIGNED_LONG_LONG || t == MPI_INT32_T ||
+        t == MPI_UINT32_T || t == MPI_INT64_T || t == MPI_UINT64_T || t == MPI_OFFSET ||
+        t == MPI_AINT) {
+        MPI_Type_size(t, &size);
+        return size == 4 ? HCOMP_DTYPE_INT32 : size == 8 ? HCOMP_DTYPE_INT64 : -1;
+    }
+    return -1;  /* MPI_BYTE and the rest: the analyzer infers */
+}
+
+int ADIOI_HCOMP_Dtype(MPI_Datatype t)
+{
+    int ni, na, nd, combiner;
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED)
+        return named_dtype(t);
+    if (nd <= 0 || nd > 64)
+        return -1;
+    int *ints = ADIOI_Malloc(sizeof(int) * (size_t) (ni > 0 ? ni : 1));
+    MPI_Aint *addrs = ADIOI_Malloc(sizeof(MPI_Aint) * (size_t) (na > 0 ? na : 1));
+    MPI_Datatype *types = ADIOI_Malloc(sizeof(MPI_Datatype) * (size_t) nd);
+    MPI_Type_get_contents(t, ni, na, nd, ints, addrs, types);
+    int result = -2;    /* -2: nothing seen yet */
+    for (int i = 0; i < nd; i++) {
+        int d = ADIOI_HCOMP_Dtype(types[i]);
+        result = (result == -2 || result == d) ? d : -1;    /* mixed types: infer */
+        int tni, tna, tnd, tc;
+        MPI_Type_get_envelope(types[i], &tni, &tna, &tnd, &tc);
+        if (tc != MPI_COMBINER_NAMED)
+            MPI_Type_free(&types[i]);
+    }
+    ADIOI_Free(ints);
+    ADIOI_Free(addrs);
+    ADIOI_Free(types);
+    return result == -2 ? -1 : result;
+}
+
+/* The type to announce for a contiguous write of this datatype. */
+static int access_dtype(ADIO_File fd, MPI_Datatype datatype)
+{
+    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    if (datatype != MPI_BYTE)
+        return ADIOI_HCOMP_Dtype(datatype);
+    if (st && st->coll_dtype >= 0)
+        return st->coll_dtype;
+    return fd->etype != MPI_BYTE ? ADIOI_HCOMP_Dtype(fd->etype) : -1;
+}
+
+void ADIOI_HCOMP_Announce(ADIO_File fd, hcomp_file * f, MPI_Datatype datatype)
+{
+    hcomp_file_set_dtype(f, access_dtype(fd, datatype));
+}
+
+void ADIOI_HCOMP_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type,
+                                  ADIO_Offset offset, ADIO_Status * status, int *error_code)
+{
+    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    if (st)
+        st->coll_dtype = ADIOI_HCOMP_Dtype(datatype);
+    ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                               error_code);
+    if (st)
+        st->coll_dtype = -1;
+}
+
+void ADIOI_HCOMP_WriteStrided(ADIO_File fd, const void *buf, int count,
+                              MPI_Datatype datatype, int file_ptr_type,
+                              ADIO_Offset offset, ADIO_Status * status, int *error_code)
+{
+    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    int outer = st ? st->coll_dtype : -1;
+    if (st && outer < 0)
+        st->coll_dtype = ADIOI_HCOMP_Dtype(datatype);
+    ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
+    if (st)
+        st->coll_dtype = outer;
+}

@@ -1,0 +1,31 @@
+/* The input analyzer's internals (the public API is include/hcomp_model.h), exposed
+ * for the profiler and the unit tests. */
+#ifndef HCOMP_ANALYZER_H
+#define HCOMP_ANALYZER_H
+
+#include <stddef.h>
+#include "hcomp_model.h"
+
+/* Slices: three of 5% of the buffer, each between these bounds (a multiple of 8
+ * bytes); buffers up to HCOMP_ANALYZE_MAX_SAMPLE bytes are looked at whole. */
+#define HCOMP_ANALYZE_SLICE_MIN 4096
+#define HCOMP_ANALYZE_SLICE_MAX (HCOMP_ANALYZE_MAX_SAMPLE / 3)
+/* At most this many values are decoded for the distribution class. */
+#define HCOMP_ANALYZE_MAX_VALUES 512
+/* Type inference votes on the first this many bytes of each slice. */
+#define HCOMP_ANALYZE_INFER_BYTES 2048
+
+/* Distribution class of n values (NaN and inf must already be removed): moments from
+ * GSL (skewness, excess kurtosis) plus the distance of the minimum from the mean.
+ * Fewer than 8 values, or constant values: HCOMP_DIST_UNIFORM. The rules are in
+ * analyzer.c and docs/SEED.md. */
+int hcomp_classify_values(const double *v, size_t n);
+
+/* The element type that buf[0..n) most plausibly holds, judged on the same sample
+ * hcomp_analyze takes (the heuristic in analyzer.c). */
+int hcomp_infer_dtype(const unsigned char *s, size_t n);
+
+/* Order-0 entropy of n bytes, bits per byte. */
+double hcomp_byte_entropy(const unsigned char *s, size_t n);
+
+#endif

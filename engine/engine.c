@@ -1,0 +1,258 @@
+/* Analysis, prediction and placement of a task (docs/ENGINE.md). */
+#include "engine.h"
+#include "file_internal.h"
+#include "filter.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- predictors, one per seed, shared by the files of a process -------------- */
+
+typedef struct model_ref {
+    char seed[PATH_MAX];
+    hcomp_predictor *pred;
+    int refs;
+    struct model_ref *next;
+} model_ref;
+
+static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
+static model_ref *models;
+
+int hcomp_engine_open(hcomp_file *f, hcomp_error *err)
+{
+    const char *seed = hcomp_options_seed_path(&f->opts);
+    int rc = HCOMP_OK;
+    pthread_mutex_lock(&models_lock);
+    model_ref *m = models;
+    while (m && strcmp(m->seed, seed) != 0)
+        m = m->next;
+    if (m == NULL) {
+        m = calloc(1, sizeof(*m));
+        if (m == NULL)
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        else {
+            hcomp_error e;
+            snprintf(m->seed, sizeof(m->seed), "%s", seed);
+            rc = hcomp_predictor_load(seed[0] ? seed : NULL, &m->pred, &e);
+            if (rc != HCOMP_OK) {
+                hcomp_fail(err, rc, "%s: hcomp_seed: %s", f->path, e.msg);
+                free(m);
+                m = NULL;
+            } else {
+                m->next = models;
+                models = m;
+            }
+        }
+    }
+    if (m) {
+        m->refs++;
+        hcomp_predictor_set_feedback_interval(m->pred, f->opts.feedback_interval);
+        f->pred = m->pred;
+    }
+    pthread_mutex_unlock(&models_lock);
+    return rc;
+}
+
+int hcomp_engine_close(hcomp_file *f, hcomp_error *err)
+{
+    int rc = HCOMP_OK;
+    if (f->pred == NULL)
+        return rc;
+    const char *seed = hcomp_options_seed_path(&f->opts);
+    pthread_mutex_lock(&models_lock);
+    /* written back once, atomically, by the opener that owns the model, and only to a
+     * seed the user named (the embedded default is never rewritten) */
+    if (f->model_owner && seed[0] && hcomp_predictor_dirty(f->pred) > 0) {
+        hcomp_error e;
+        if (hcomp_predictor_save(f->pred, seed, &e) != HCOMP_OK)
+            rc = hcomp_fail(err, e.code, "%s: saving the updated model: %s", f->path, e.msg);
+    }
+    for (model_ref **pp = &models; *pp; pp = &(*pp)->next) {
+        model_ref *m = *pp;
+        if (m->pred == f->pred) {
+            if (--m->refs == 0) {
+                *pp = m->next;
+                hcomp_predictor_free(m->pred);
+                free(m);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&models_lock);
+    f->pred = NULL;
+    return rc;
+}
+
+/* ---- planning ------------------------------------------------------------------ */
+
+static int dtype_filter(int dtype)
+{
+    switch (dtype) {
+        case HCOMP_DTYPE_INT32:
+        case HCOMP_DTYPE_FLOAT:
+            return HCOMP_FILTER_SHUFFLE4;
+        case HCOMP_DTYPE_INT64:
+        case HCOMP_DTYPE_DOUBLE:
+            return HCOMP_FILTER_SHUFFLE8;
+        default:
+            return HCOMP_FILTER_NONE;
+    }
+}
+
+static int allowed(const hcomp_options *o, unsigned codec, int level)
+{
+    if (o->nallowed == 0)
+        return 1;
+    for (int i = 0; i < o->nallowed; i++) {
+        const hcomp_allowed *a = &o->allowed[i];
+        int lv = a->level == HCOMP_LEVEL_DEFAULT ? a->codec->level_default : a->level;
+        if (a->codec->id == codec && (a->level == HCOMP_LEVEL_DEFAULT ? 1 : lv == level))
+            return 1;
+    }
+    return 0;
+}
+
+static void add_candidate(hcdp_input *in, unsigned codec, int level, int filter,
+                          const hcomp_prediction *p)
+{
+    if (in->ncand >= HCDP_MAX_CANDIDATES)
+        return;
+    hcdp_candidate *c = &in->cand[in->ncand++];
+    c->codec = codec;
+    c->level = level;
+    c->filter = filter;
+    c->ratio = p->ratio;
+    c->comp_Bps = p->comp_Bps;
+    c->decomp_Bps = p->decomp_Bps;
+}
+
+static void candidates(hcomp_file *f, hcomp_task_plan *plan)
+{
+    hcdp_input *in = &plan->input;
+    const hcomp_options *o = &f->opts;
+    in->ncand = 0;
+    if (o->codec != NULL && o->codec->id != HCOMP_CODEC_NONE) {
+        /* a fixed codec: the engine only places; pieces that do not shrink go raw */
+        int level = o->level == HCOMP_LEVEL_DEFAULT ? o->codec->level_default : o->level;
+        hcomp_prediction p = {plan->feat.probe_ratio, 0, 0};
+        if (hcomp_predictor_predict(f->pred, &plan->feat, o->codec->id, level, &p) != HCOMP_OK)
+            p.ratio = plan->feat.probe_ratio > 1 ? plan->feat.probe_ratio : 1;
+        add_candidate(in, o->codec->id, level, HCOMP_FILTER_NONE, &p);
+        return;
+    }
+    hcomp_prediction raw = {1, 0, 0};
+    add_candidate(in, HCOMP_CODEC_NONE, 0, HCOMP_FILTER_NONE, &raw);
+    if (o->codec != NULL)       /* "none" */
+        return;
+    int filter = dtype_filter(plan->feat.dtype);
+    size_t n = hcomp_predictor_model_count(f->pred);
+    for (size_t i = 0; i < n; i++) {
+        hcomp_model_info mi;
+        hcomp_prediction p;
+        if (hcomp_predictor_model_at(f->pred, i, &mi) != HCOMP_OK || mi.codec == HCOMP_CODEC_NONE ||
+            !allowed(o, mi.codec, mi.level))
+            continue;
+        if (hcomp_predictor_predict(f->pred, &plan->feat, mi.codec, mi.level, &p) == HCOMP_OK)
+            add_candidate(in, mi.codec, mi.level, HCOMP_FILTER_NONE, &p);
+        if (plan->has_sh &&
+            hcomp_predictor_predict(f->pred, &plan->feat_sh, mi.codec, mi.level, &p) == HCOMP_OK)
+            add_candidate(in, mi.codec, mi.level, filter, &p);
+    }
+}
+
+/* Bandwidth and latency of a tier: its configuration, else the seed's measurement of
+ * it, else a guess from its rank: tiers are listed fastest first, so the guess falls
+ * five-fold per tier from 10 GB/s. */
+static void tier_speed(hcomp_file *f, int t, hcdp_tier *out)
+{
+    const hcomp_tier *tier = &f->cfg.tier[t];
+    out->write_Bps = out->read_Bps = tier->bandwidth;
+    out->latency = tier->latency;
+    if (tier->bandwidth <= 0 && f->pred) {
+        size_t n = hcomp_predictor_tier_count(f->pred);
+        for (size_t i = 0; i < n; i++) {
+            hcomp_tier_signature sig;
+            if (hcomp_predictor_tier_at(f->pred, i, &sig) == HCOMP_OK &&
+                strcmp(sig.name, tier->name) == 0 && sig.write_Bps > 0) {
+                out->write_Bps = sig.write_Bps;
+                out->read_Bps = sig.read_Bps > 0 ? sig.read_Bps : sig.write_Bps;
+                if (tier->latency <= 0)
+                    out->latency = sig.latency_s;
+                break;
+            }
+        }
+    }
+    if (out->write_Bps <= 0) {
+        double guess = 10e9;
+        for (int i = 0; i < t; i++)
+            guess /= 5;
+        out->write_Bps = out->read_Bps = guess;
+    }
+    if (out->latency < 0)
+        out->latency = 0;
+}
+
+int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
+                      hcomp_error *err)
+{
+    double t0 = hcomp_now();
+    memset(&plan->feat, 0, sizeof(plan->feat));
+    memset(&plan->feat_sh, 0, sizeof(plan->feat_sh));
+    int auto_mode = f->opts.codec == NULL;
+    hcomp_analyze(buf, (size_t) len, f->dtype_hint, &plan->feat);
+    plan->has_sh = 0;
+    if (auto_mode && f->opts.shuffle && dtype_filter(plan->feat.dtype) != HCOMP_FILTER_NONE) {
+        /* the shuffled data's features, from a shuffled copy of a bounded prefix */
+        size_t n = len < sizeof(f->scratch_sample) ? (size_t) len : sizeof(f->scratch_sample);
+        n -= n % hcomp_filter_typesize(dtype_filter(plan->feat.dtype));
+        if (n > 0) {
+            unsigned char *tmp = f->scratch_sample;
+            hcomp_filter_apply(dtype_filter(plan->feat.dtype), buf, tmp, n);
+            hcomp_analyze(tmp, n, plan->feat.dtype, &plan->feat_sh);
+            plan->has_sh = 1;
+        }
+    }
+    double t1 = hcomp_now();
+    hcdp_input *in = &plan->input;
+    in->size = len;
+    in->piece_size = f->opts.piece_size;
+    in->w.wc = f->opts.wc;
+    in->w.wd = f->opts.wd;
+    in->w.wr = f->opts.wr;
+    candidates(f, plan);
+    double t2 = hcomp_now();
+    in->ntiers = f->cfg.ntiers;
+    for (int t = 0; t < f->cfg.ntiers; t++) {
+        tier_speed(f, t, &in->tier[t]);
+        in->tier[t].room = f->tw[t].full ? 0 : hcomp_tier_available(f, t);
+    }
+    if (hcdp_plan_task(in, &plan->hcdp) != 0) {
+        /* nothing fits as planned (the rooms are estimates): store raw from the first
+         * tier on and let the spill path find room, or report that there is none */
+        plan->hcdp.nparts = 1;
+        plan->hcdp.part[0].len = len;
+        plan->hcdp.part[0].tier = 0;
+        plan->hcdp.part[0].cand = 0;
+    }
+    double t3 = hcomp_now();
+    f->stats.t_analysis += t1 - t0;
+    f->stats.t_prediction += t2 - t1;
+    f->stats.t_placement += t3 - t2;
+    (void) err;
+    return HCOMP_OK;
+}
+
+void hcomp_engine_feedback(hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job)
+{
+    if (f->pred == NULL || f->opts.feedback_interval == 0 || job->codec == HCOMP_CODEC_NONE ||
+        job->len < 4096)
+        return;
+    double t0 = hcomp_now();
+    const hcomp_features *feat = job->filter != HCOMP_FILTER_NONE ? &plan->feat_sh : &plan->feat;
+    hcomp_predictor_observe(f->pred, feat, job->codec, job->level, job->len, job->coded,
+                            job->seconds, -1.0);
+    f->stats.t_feedback += hcomp_now() - t0;
+}

@@ -1,0 +1,31 @@
+/* The engine's side of a write: analysis, prediction, HCDP placement, feedback,
+ * and the process-wide predictors (one per seed) it draws on. */
+#ifndef HCOMP_ENGINE_H
+#define HCOMP_ENGINE_H
+
+#include "hcomp_model.h"
+#include "hcdp.h"
+#include "manager.h"
+
+struct hcomp_file;
+
+typedef struct hcomp_task_plan {
+    hcomp_features feat;      /* the task's data */
+    hcomp_features feat_sh;   /* the same after byte shuffle (when has_sh) */
+    int has_sh;
+    hcdp_input input;         /* candidates, tiers, weights */
+    hcdp_plan hcdp;           /* the parts */
+} hcomp_task_plan;
+
+/* Load (or share) the predictor of the file's seed. */
+int hcomp_engine_open(struct hcomp_file *f, hcomp_error *err);
+/* Save what the predictor learnt (if this opener owns the model and it changed),
+ * then let go of it. */
+int hcomp_engine_close(struct hcomp_file *f, hcomp_error *err);
+/* Analyse, predict and plan one task of len bytes. */
+int hcomp_engine_plan(struct hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
+                      hcomp_error *err);
+/* Feed a piece's measured compression cost back to the predictor. */
+void hcomp_engine_feedback(struct hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job);
+
+#endif

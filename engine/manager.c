@@ -1,0 +1,162 @@
+/* Compression manager: a process-wide pool of worker threads taking jobs in order. */
+#include "manager.h"
+#include "filter.h"
+#include "file_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+double hcomp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+void hcomp_job_encode(hcomp_job *j)
+{
+    double t0 = hcomp_now();
+    const hcomp_codec *c = hcomp_codec_by_id(j->codec);
+    j->payload = j->src;
+    j->stored = j->len;
+    j->coded = j->len;
+    j->codec_used = HCOMP_CODEC_NONE;
+    j->filter_used = HCOMP_FILTER_NONE;
+    j->rc = HCOMP_OK;
+    if (c == NULL || c->id == HCOMP_CODEC_NONE || j->len == 0)
+        goto done;
+    const unsigned char *in = j->src;
+    if (j->filter != HCOMP_FILTER_NONE) {
+        if (hcomp_grow(&j->tmp, &j->tmp_cap, j->len) != 0) {
+            j->rc = HCOMP_E_NOMEM;
+            goto done;
+        }
+        hcomp_filter_apply(j->filter, j->src, j->tmp, j->len);
+        in = j->tmp;
+    }
+    size_t bound = c->bound(j->len), clen = 0;
+    if (hcomp_grow(&j->out, &j->out_cap, bound) != 0) {
+        j->rc = HCOMP_E_NOMEM;
+        goto done;
+    }
+    if (c->compress(in, j->len, j->out, bound, &clen, j->level) != HCOMP_OK) {
+        j->rc = HCOMP_E_IO;
+        goto done;
+    }
+    j->coded = (uint32_t) clen;
+    if (clen < j->len) {        /* only a piece that shrinks is stored compressed */
+        j->payload = j->out;
+        j->stored = (uint32_t) clen;
+        j->codec_used = (uint8_t) c->id;
+        j->filter_used = (uint8_t) j->filter;
+    }
+done:
+    j->seconds = hcomp_now() - t0;
+}
+
+/* ---- the pool ---------------------------------------------------------------- */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_work = PTHREAD_COND_INITIALIZER;   /* jobs queued */
+static pthread_cond_t pool_done = PTHREAD_COND_INITIALIZER;   /* a job finished */
+static hcomp_job *queue_jobs;
+static size_t queue_n, queue_next;
+static unsigned pool_threads;  /* started workers */
+
+static int take(hcomp_job **out)
+{
+    while (queue_jobs && queue_next < queue_n) {
+        hcomp_job *j = &queue_jobs[queue_next++];
+        if (j->state == 0) {
+            j->state = 1;
+            *out = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    (void) arg;
+    pthread_mutex_lock(&pool_lock);
+    for (;;) {
+        hcomp_job *j;
+        while (!take(&j))
+            pthread_cond_wait(&pool_work, &pool_lock);
+        pthread_mutex_unlock(&pool_lock);
+        hcomp_job_encode(j);
+        pthread_mutex_lock(&pool_lock);
+        j->state = 2;
+        pthread_cond_broadcast(&pool_done);
+    }
+    return NULL;
+}
+
+static unsigned cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned) n : 1;
+}
+
+void hcomp_jobs_start(hcomp_job *jobs, size_t n, unsigned threads)
+{
+    unsigned want = threads ? threads : cores();
+    if (want > cores())
+        want = cores();
+    pthread_mutex_lock(&pool_lock);
+    for (size_t i = 0; i < n; i++)
+        jobs[i].state = 0;
+    while (pool_threads + 1 < want) {  /* the caller is one of them */
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &a, worker, NULL);
+        pthread_attr_destroy(&a);
+        if (rc != 0)
+            break;      /* fewer helpers: the caller encodes the rest itself */
+        pool_threads++;
+    }
+    /* one task at a time per process (ROMIO serialises I/O per file; several
+     * files at once just take turns) */
+    while (queue_jobs && queue_next < queue_n)
+        pthread_cond_wait(&pool_done, &pool_lock);
+    if (want > 1 && n > 1) {
+        queue_jobs = jobs;
+        queue_n = n;
+        queue_next = 0;
+        pthread_cond_broadcast(&pool_work);
+    }
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void hcomp_jobs_wait(hcomp_job *jobs, size_t n, size_t i)
+{
+    pthread_mutex_lock(&pool_lock);
+    int pooled = queue_jobs == jobs;
+    while (jobs[i].state != 2) {
+        hcomp_job *j = NULL;
+        if (jobs[i].state == 0) {      /* not taken yet: do it now, in order */
+            j = &jobs[i];
+            j->state = 1;
+        } else if (!pooled || !take(&j)) {
+            pthread_cond_wait(&pool_done, &pool_lock);
+            continue;
+        }
+        pthread_mutex_unlock(&pool_lock);
+        hcomp_job_encode(j);
+        pthread_mutex_lock(&pool_lock);
+        j->state = 2;
+        pthread_cond_broadcast(&pool_done);
+    }
+    if (pooled && i + 1 == n) {         /* the task is over: release the queue */
+        queue_jobs = NULL;
+        queue_n = queue_next = 0;
+        pthread_cond_broadcast(&pool_done);
+    }
+    pthread_mutex_unlock(&pool_lock);
+    (void) n;
+}

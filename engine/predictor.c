@@ -1,0 +1,534 @@
+/* The compression cost predictor (HCompress IV-D): per codec and level, a linear
+ * regression from the features of a buffer to log(ratio), log(compression speed) and
+ * log(decompression speed), bootstrapped from a seed (seed.c) and refit at run time
+ * from measured outcomes (the feedback loop). Logs make the errors relative and keep
+ * every prediction positive. */
+#include "predictor.h"
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <gsl/gsl_multifit.h>
+
+const char *const hcomp_feature_names[HCOMP_NFEAT] = {
+    "1", "entropy", "log_probe_ratio", "dtype_int32", "dtype_int64", "dtype_float",
+    "dtype_double", "dist_normal", "dist_exponential", "dist_gamma"};
+const char *const hcomp_target_names[HCOMP_NTARGET] = {"log_ratio", "log_comp_Bps",
+                                                       "log_decomp_Bps"};
+const char *const hcomp_row_field_names[HCOMP_SEED_ROW_FIELDS] = {
+    "dtype", "dist", "entropy", "probe_ratio", "bytes", "ratio", "comp_Bps", "decomp_Bps",
+    "source"};
+
+/* Predictions are exp() of these bounds at most: a wild extrapolation still gives a
+ * finite number. */
+#define LOG_MIN (-30.0)
+#define LOG_MAX (60.0)
+#define PROBE_MIN 1e-3
+
+int hcomp_feature_vector(int dtype, int dist, double entropy, double probe_ratio,
+                         double x[HCOMP_NFEAT])
+{
+    if (dtype < 0 || dtype >= HCOMP_DTYPE_COUNT || dist < 0 || dist >= HCOMP_DIST_COUNT ||
+        !isfinite(entropy) || !isfinite(probe_ratio))
+        return -1;
+    memset(x, 0, sizeof(double) * HCOMP_NFEAT);
+    x[0] = 1.0;
+    x[1] = entropy;
+    x[2] = log(probe_ratio > PROBE_MIN ? probe_ratio : PROBE_MIN);
+    if (dtype != HCOMP_DTYPE_BYTES)
+        x[3 + dtype - 1] = 1.0;
+    if (dist != HCOMP_DIST_UNIFORM)
+        x[7 + dist - 1] = 1.0;
+    return 0;
+}
+
+double hcomp_round6(double v)
+{
+    if (!isfinite(v) || v == 0.0)
+        return v;
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.6g", v);
+    return strtod(buf, NULL);
+}
+
+/* ---- construction -------------------------------------------------------------------- */
+
+hcomp_predictor *hcomp_predictor_new(void)
+{
+    hcomp_predictor *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return NULL;
+    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+        free(p);
+        return NULL;
+    }
+    for (int c = 0; c < HCOMP_CODEC_COUNT; c++)
+        for (int s = 0; s < HCOMP_LEVEL_SLOTS; s++)
+            p->index[c][s] = -1;
+    p->interval = HCOMP_FEEDBACK_DEFAULT;
+    p->cores = -1;
+    return p;
+}
+
+void hcomp_predictor_free(hcomp_predictor *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->nmodels; i++)
+        free(p->models[i].rows);
+    free(p->models);
+    free(p->tiers);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+/* The slot of codec:level, or -1. HCOMP_LEVEL_DEFAULT is the codec's default level. */
+static int level_slot(unsigned codec, int *level)
+{
+    const hcomp_codec *c = hcomp_codec_by_id(codec);
+    if (c == NULL)
+        return -1;
+    if (*level == HCOMP_LEVEL_DEFAULT)
+        *level = c->level_default;
+    if (*level < c->level_min || *level > c->level_max)
+        return -1;
+    int slot = *level - c->level_min;
+    return slot < HCOMP_LEVEL_SLOTS ? slot : -1;
+}
+
+hcomp_model *hcomp_predictor_model(hcomp_predictor *p, unsigned codec, int level, int create)
+{
+    int slot = level_slot(codec, &level);
+    if (slot < 0)
+        return NULL;
+    int idx = p->index[codec][slot];
+    if (idx >= 0)
+        return &p->models[idx];
+    if (!create || p->nmodels >= INT16_MAX)
+        return NULL;
+    if (p->nmodels == p->models_cap) {
+        size_t cap = p->models_cap ? 2 * p->models_cap : 16;
+        hcomp_model *m = realloc(p->models, cap * sizeof(*m));
+        if (m == NULL)
+            return NULL;
+        p->models = m;
+        p->models_cap = cap;
+    }
+    hcomp_model *m = &p->models[p->nmodels];
+    memset(m, 0, sizeof(*m));
+    m->codec = codec;
+    m->level = level;
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        m->r2[t] = NAN;
+    p->index[codec][slot] = (int16_t) p->nmodels;
+    p->nmodels++;
+    return m;
+}
+
+static void round_row(hcomp_row *r)
+{
+    r->entropy = hcomp_round6(r->entropy);
+    r->probe_ratio = hcomp_round6(r->probe_ratio);
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        r->y[t] = r->y[t] > 0 && isfinite(r->y[t]) ? hcomp_round6(r->y[t]) : 0.0;
+}
+
+int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
+{
+    if (m->nrows == m->rows_cap) {
+        size_t cap = m->rows_cap ? 2 * m->rows_cap : 64;
+        hcomp_row *r = realloc(m->rows, cap * sizeof(*r));
+        if (r == NULL)
+            return HCOMP_E_NOMEM;
+        m->rows = r;
+        m->rows_cap = cap;
+    }
+    m->rows[m->nrows] = *row;
+    round_row(&m->rows[m->nrows]);
+    m->nrows++;
+    return HCOMP_OK;
+}
+
+/* ---- fitting ------------------------------------------------------------------------- */
+
+#define W_PROFILE 1.0
+#define W_SAVED_OBS 2.0
+#define W_RING_MIN 2.0
+#define W_RING_MAX 8.0
+
+/* Rows usable for target t, with their weights, into X / y / w; returns the count. */
+static size_t gather(const hcomp_model *m, int with_ring, int t, gsl_matrix *X, gsl_vector *y,
+                     gsl_vector *w)
+{
+    size_t n = 0;
+    size_t total = m->nrows + (with_ring ? m->ring_len : 0);
+    for (size_t i = 0; i < total; i++) {
+        const hcomp_row *r;
+        double weight;
+        if (i < m->nrows) {
+            r = &m->rows[i];
+            weight = r->observed ? W_SAVED_OBS : W_PROFILE;
+        } else {
+            size_t age = i - m->nrows; /* 0: oldest */
+            size_t pos = (m->ring_next + HCOMP_OBS_RING - m->ring_len + age) % HCOMP_OBS_RING;
+            r = &m->ring[pos];
+            weight = W_RING_MIN + (W_RING_MAX - W_RING_MIN) * (double) (age + 1) /
+                                      (double) m->ring_len;
+        }
+        double x[HCOMP_NFEAT];
+        if (!(r->y[t] > 0) || !isfinite(r->y[t]) ||
+            hcomp_feature_vector(r->dtype, r->dist, r->entropy, r->probe_ratio, x) != 0)
+            continue;
+        if (X != NULL) {
+            for (int j = 0; j < HCOMP_NFEAT; j++)
+                gsl_matrix_set(X, n, (size_t) j, x[j]);
+            gsl_vector_set(y, n, log(r->y[t]));
+            gsl_vector_set(w, n, weight);
+        }
+        n++;
+    }
+    return n;
+}
+
+int hcomp_model_fit(hcomp_model *m, int with_ring)
+{
+    int fitted = 0;
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        size_t n = gather(m, with_ring, t, NULL, NULL, NULL);
+        if (n < HCOMP_NFEAT)
+            continue; /* GSL's SVD needs rows >= columns; keep what we have */
+        gsl_matrix *X = gsl_matrix_alloc(n, HCOMP_NFEAT);
+        gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n);
+        gsl_vector *c = gsl_vector_alloc(HCOMP_NFEAT);
+        gsl_matrix *cov = gsl_matrix_alloc(HCOMP_NFEAT, HCOMP_NFEAT);
+        gsl_multifit_linear_workspace *work = gsl_multifit_linear_alloc(n, HCOMP_NFEAT);
+        if (X && y && w && c && cov && work) {
+            gather(m, with_ring, t, X, y, w);
+            double chisq = 0.0;
+            size_t rank = 0;
+            /* Truncated SVD: columns the rows never exercise (a dtype absent from the
+             * training data) get coefficient 0 instead of noise. */
+            int rc = gsl_multifit_wlinear_tsvd(X, w, y, 1e-10, c, cov, &chisq, &rank, work);
+            int finite = rc == 0;
+            for (int j = 0; j < HCOMP_NFEAT && finite; j++)
+                finite = isfinite(gsl_vector_get(c, (size_t) j));
+            if (finite) {
+                double sw = 0, swy = 0, sst = 0, sse = 0;
+                for (size_t i = 0; i < n; i++) {
+                    sw += gsl_vector_get(w, i);
+                    swy += gsl_vector_get(w, i) * gsl_vector_get(y, i);
+                }
+                double ybar = swy / sw;
+                for (size_t i = 0; i < n; i++) {
+                    double pred = 0;
+                    for (int j = 0; j < HCOMP_NFEAT; j++)
+                        pred += gsl_matrix_get(X, i, (size_t) j) * gsl_vector_get(c, (size_t) j);
+                    double yi = gsl_vector_get(y, i), wi = gsl_vector_get(w, i);
+                    sst += wi * (yi - ybar) * (yi - ybar);
+                    sse += wi * (yi - pred) * (yi - pred);
+                }
+                for (int j = 0; j < HCOMP_NFEAT; j++)
+                    m->coef[t][j] = gsl_vector_get(c, (size_t) j);
+                /* Constant targets (the ratio of "none") fit perfectly. */
+                m->r2[t] = sst > 1e-300 ? 1.0 - sse / sst : (sse < 1e-12 * n ? 1.0 : 0.0);
+                m->nfit[t] = n;
+                fitted++;
+            }
+        }
+        gsl_multifit_linear_free(work);
+        gsl_matrix_free(cov);
+        gsl_vector_free(c);
+        gsl_vector_free(w);
+        gsl_vector_free(y);
+        gsl_matrix_free(X);
+    }
+    return fitted;
+}
+
+int hcomp_predictor_fit_all(hcomp_predictor *p, hcomp_error *err)
+{
+    for (size_t i = 0; i < p->nmodels; i++) {
+        hcomp_model *m = &p->models[i];
+        if (hcomp_model_fit(m, 0) != HCOMP_NTARGET)
+            return hcomp_fail(err, HCOMP_E_INVAL, "model %s:%d: too few usable rows to fit "
+                              "(%zu rows, need at least %d per target)",
+                              hcomp_codec_by_id(m->codec)->name, m->level, m->nrows,
+                              HCOMP_NFEAT);
+    }
+    return HCOMP_OK;
+}
+
+/* ---- provenance ---------------------------------------------------------------------- */
+
+void hcomp_predictor_set_provenance(hcomp_predictor *p, const char *command)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(p->created, sizeof(p->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(p->command, sizeof(p->command), "%s", command ? command : "");
+    if (gethostname(p->hostname, sizeof(p->hostname)) != 0)
+        snprintf(p->hostname, sizeof(p->hostname), "unknown");
+    p->hostname[sizeof(p->hostname) - 1] = '\0';
+    p->cores = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(p->cpu, sizeof(p->cpu), "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f != NULL) {
+        char line[512];
+        while (fgets(line, sizeof(line), f) != NULL) {
+            if (strncmp(line, "model name", 10) == 0) {
+                char *colon = strchr(line, ':');
+                if (colon != NULL) {
+                    colon++;
+                    while (*colon == ' ' || *colon == '\t')
+                        colon++;
+                    colon[strcspn(colon, "\n")] = '\0';
+                    snprintf(p->cpu, sizeof(p->cpu), "%s", colon);
+                }
+                break;
+            }
+        }
+        fclose(f);
+    }
+}
+
+int hcomp_predictor_set_tiers(hcomp_predictor *p, const hcomp_tier_signature *t, size_t n)
+{
+    hcomp_tier_signature *copy = NULL;
+    if (n > 0) {
+        copy = malloc(n * sizeof(*copy));
+        if (copy == NULL)
+            return HCOMP_E_NOMEM;
+        memcpy(copy, t, n * sizeof(*copy));
+    }
+    free(p->tiers);
+    p->tiers = copy;
+    p->ntiers = n;
+    return HCOMP_OK;
+}
+
+/* ---- the public API -------------------------------------------------------------------- */
+
+int hcomp_predictor_load(const char *seed_path, hcomp_predictor **out, hcomp_error *err)
+{
+    if (out == NULL)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hcomp_predictor_load: no output pointer");
+    *out = NULL;
+    if (seed_path == NULL || seed_path[0] == '\0') {
+        char *text = hcomp_seed_default_text();
+        if (text == NULL)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "embedded default seed: out of memory");
+        int rc = hcomp_seed_parse(text, strlen(text), "embedded default seed", out, err);
+        free(text);
+        return rc;
+    }
+    FILE *f = fopen(seed_path, "rb");
+    if (f == NULL)
+        return hcomp_fail_errno(err, errno, "seed %s: cannot open", seed_path);
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 65536 + 1 > cap) {
+            size_t ncap = cap ? 2 * cap : 262144;
+            char *t = realloc(text, ncap);
+            if (t == NULL) {
+                free(text);
+                fclose(f);
+                return hcomp_fail(err, HCOMP_E_NOMEM, "seed %s: out of memory", seed_path);
+            }
+            text = t;
+            cap = ncap;
+        }
+        size_t n = fread(text + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    int rd_err = ferror(f);
+    fclose(f);
+    if (rd_err) {
+        free(text);
+        return hcomp_fail(err, HCOMP_E_IO, "seed %s: read error", seed_path);
+    }
+    text[len] = '\0';
+    int rc = hcomp_seed_parse(text, len, seed_path, out, err);
+    free(text);
+    return rc;
+}
+
+int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *f, unsigned codec,
+                            int level, hcomp_prediction *out)
+{
+    if (p == NULL || f == NULL || out == NULL)
+        return HCOMP_E_INVAL;
+    int slot = level_slot(codec, &level);
+    if (slot < 0)
+        return HCOMP_E_INVAL;
+    double x[HCOMP_NFEAT];
+    if (hcomp_feature_vector(f->dtype, f->dist, f->entropy, f->probe_ratio, x) != 0)
+        return HCOMP_E_INVAL;
+    double y[HCOMP_NTARGET];
+    pthread_mutex_lock(&p->mu);
+    int idx = p->index[codec][slot];
+    if (idx < 0) {
+        pthread_mutex_unlock(&p->mu);
+        return HCOMP_E_INVAL;
+    }
+    const hcomp_model *m = &p->models[idx];
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        double s = 0.0;
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            s += m->coef[t][j] * x[j];
+        y[t] = s < LOG_MIN ? LOG_MIN : (s > LOG_MAX ? LOG_MAX : s);
+    }
+    pthread_mutex_unlock(&p->mu);
+    out->ratio = exp(y[HCOMP_TARGET_RATIO]);
+    out->comp_Bps = exp(y[HCOMP_TARGET_COMP]);
+    out->decomp_Bps = exp(y[HCOMP_TARGET_DECOMP]);
+    return HCOMP_OK;
+}
+
+int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigned codec,
+                            int level, size_t raw_len, size_t stored_len, double comp_seconds,
+                            double decomp_seconds)
+{
+    if (p == NULL || f == NULL || raw_len == 0 || stored_len == 0 || !(comp_seconds > 0) ||
+        !isfinite(comp_seconds) || isnan(decomp_seconds) || isinf(decomp_seconds))
+        return HCOMP_E_INVAL;
+    int slot = level_slot(codec, &level);
+    double x[HCOMP_NFEAT];
+    if (slot < 0 || hcomp_feature_vector(f->dtype, f->dist, f->entropy, f->probe_ratio, x) != 0)
+        return HCOMP_E_INVAL;
+    hcomp_row r;
+    memset(&r, 0, sizeof(r));
+    r.dtype = f->dtype;
+    r.dist = f->dist;
+    r.entropy = f->entropy;
+    r.probe_ratio = f->probe_ratio;
+    r.raw_len = raw_len;
+    r.y[HCOMP_TARGET_RATIO] = (double) raw_len / (double) stored_len;
+    r.y[HCOMP_TARGET_COMP] = (double) raw_len / comp_seconds;
+    r.y[HCOMP_TARGET_DECOMP] = decomp_seconds > 0 ? (double) raw_len / decomp_seconds : 0.0;
+    r.observed = 1;
+    round_row(&r);
+    pthread_mutex_lock(&p->mu);
+    int idx = p->index[codec][slot];
+    if (idx < 0) {
+        pthread_mutex_unlock(&p->mu);
+        return HCOMP_E_INVAL;
+    }
+    if (p->interval == 0) {
+        pthread_mutex_unlock(&p->mu);
+        return HCOMP_OK; /* feedback off */
+    }
+    hcomp_model *m = &p->models[idx];
+    m->ring[m->ring_next] = r;
+    m->ring_next = (m->ring_next + 1) % HCOMP_OBS_RING;
+    if (m->ring_len < HCOMP_OBS_RING)
+        m->ring_len++;
+    p->dirty++;
+    if (++m->since_fit >= p->interval) {
+        m->since_fit = 0;
+        hcomp_model_fit(m, 1);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return HCOMP_OK;
+}
+
+void hcomp_predictor_set_feedback_interval(hcomp_predictor *p, unsigned n)
+{
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->interval = n;
+    pthread_mutex_unlock(&p->mu);
+}
+
+int hcomp_predictor_save(hcomp_predictor *p, const char *path, hcomp_error *err)
+{
+    if (p == NULL || path == NULL || path[0] == '\0')
+        return hcomp_fail(err, HCOMP_E_INVAL, "hcomp_predictor_save: no predictor or path");
+    pthread_mutex_lock(&p->mu);
+    char *text = hcomp_seed_dump(p);
+    unsigned long saved = p->dirty;
+    pthread_mutex_unlock(&p->mu);
+    if (text == NULL)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "seed %s: out of memory writing it", path);
+    int rc = hcomp_seed_write_file(path, text, 1, err);
+    free(text);
+    if (rc == HCOMP_OK) {
+        pthread_mutex_lock(&p->mu);
+        p->dirty -= saved; /* observations made while writing stay dirty */
+        pthread_mutex_unlock(&p->mu);
+    }
+    return rc;
+}
+
+unsigned long hcomp_predictor_dirty(const hcomp_predictor *p)
+{
+    if (p == NULL)
+        return 0;
+    hcomp_predictor *q = (hcomp_predictor *) p; /* the mutex is not part of the value */
+    pthread_mutex_lock(&q->mu);
+    unsigned long d = q->dirty;
+    pthread_mutex_unlock(&q->mu);
+    return d;
+}
+
+size_t hcomp_predictor_model_count(const hcomp_predictor *p)
+{
+    return p != NULL ? p->nmodels : 0; /* fixed after load */
+}
+
+int hcomp_predictor_model_at(hcomp_predictor *p, size_t index, hcomp_model_info *out)
+{
+    if (p == NULL || out == NULL || index >= p->nmodels)
+        return HCOMP_E_INVAL;
+    pthread_mutex_lock(&p->mu);
+    const hcomp_model *m = &p->models[index];
+    out->codec = m->codec;
+    out->level = m->level;
+    out->rows = m->nrows;
+    out->observations = m->ring_len;
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        out->r2[t] = m->r2[t];
+    pthread_mutex_unlock(&p->mu);
+    return HCOMP_OK;
+}
+
+size_t hcomp_predictor_tier_count(const hcomp_predictor *p)
+{
+    return p != NULL ? p->ntiers : 0;
+}
+
+int hcomp_predictor_tier_at(const hcomp_predictor *p, size_t index, hcomp_tier_signature *out)
+{
+    if (p == NULL || out == NULL || index >= p->ntiers)
+        return HCOMP_E_INVAL;
+    *out = p->tiers[index];
+    return HCOMP_OK;
+}
+
+int hcomp_predictor_weights(const hcomp_predictor *p, double *w_comp, double *w_decomp,
+                            double *w_ratio)
+{
+    if (p == NULL || !p->has_weights)
+        return HCOMP_E_INVAL;
+    if (w_comp)
+        *w_comp = p->weights[0];
+    if (w_decomp)
+        *w_decomp = p->weights[1];
+    if (w_ratio)
+        *w_ratio = p->weights[2];
+    return HCOMP_OK;
+}
+
+const char *hcomp_predictor_source(const hcomp_predictor *p)
+{
+    return p != NULL ? p->source : "";
+}

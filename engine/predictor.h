@@ -1,0 +1,117 @@
+/* The cost predictor's internals (the public API is include/hcomp_model.h): the
+ * feature vector, models with their training rows and observation rings, fitting, and
+ * the seed reader/writer (seed.c). Shared with the profiler and the unit tests. */
+#ifndef HCOMP_PREDICTOR_H
+#define HCOMP_PREDICTOR_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hcomp_model.h"
+
+/* x(f) = [1, entropy, log(probe_ratio), dtype one-hot without bytes (int32, int64,
+ * float, double), dist one-hot without uniform (normal, exponential, gamma)]. */
+#define HCOMP_NFEAT 10
+/* log(ratio), log(compression bytes/s), log(decompression bytes/s). */
+#define HCOMP_NTARGET 3
+enum { HCOMP_TARGET_RATIO = 0, HCOMP_TARGET_COMP, HCOMP_TARGET_DECOMP };
+
+#define HCOMP_OBS_RING 256          /* recent observations kept per model */
+#define HCOMP_SEED_MAX_OBS_ROWS 1024 /* observation rows kept per model in a saved seed */
+#define HCOMP_FEEDBACK_DEFAULT 16
+#define HCOMP_LEVEL_SLOTS 32         /* levels level_min .. level_min + 31 per codec */
+#define HCOMP_SEED_VERSION 1
+#define HCOMP_SEED_FORMAT "hcomp-seed"
+#define HCOMP_SEED_ROW_FIELDS 9
+
+extern const char *const hcomp_feature_names[HCOMP_NFEAT];
+extern const char *const hcomp_target_names[HCOMP_NTARGET];
+extern const char *const hcomp_row_field_names[HCOMP_SEED_ROW_FIELDS];
+
+/* One measured outcome: features of the data and what the codec did with it. */
+typedef struct hcomp_row {
+    int dtype, dist;
+    double entropy, probe_ratio;
+    uint64_t raw_len;
+    double y[HCOMP_NTARGET]; /* ratio, comp bytes/s, decomp bytes/s; <= 0: unknown */
+    int observed;            /* 0: from the profiler, 1: an observation of some run */
+} hcomp_row;
+
+typedef struct hcomp_model {
+    unsigned codec;
+    int level;
+    double coef[HCOMP_NTARGET][HCOMP_NFEAT];
+    double r2[HCOMP_NTARGET];  /* of the current fit (NaN: unknown) */
+    size_t nfit[HCOMP_NTARGET];
+    hcomp_row *rows;           /* from the seed */
+    size_t nrows, rows_cap;
+    hcomp_row ring[HCOMP_OBS_RING]; /* observations of this run, oldest at ring_next */
+    size_t ring_len, ring_next;
+    unsigned since_fit;
+} hcomp_model;
+
+struct hcomp_predictor {
+    pthread_mutex_t mu;
+    hcomp_model *models;
+    size_t nmodels, models_cap;
+    int16_t index[HCOMP_CODEC_COUNT][HCOMP_LEVEL_SLOTS]; /* model index or -1 */
+    unsigned interval;
+    unsigned long dirty;
+    char source[1024];
+    /* provenance */
+    char created[40];
+    char command[2048];
+    char hostname[256];
+    char cpu[256];
+    long cores;
+    /* optional parts */
+    int has_weights;
+    double weights[3]; /* compress, decompress, ratio; normalised */
+    hcomp_tier_signature *tiers;
+    size_t ntiers;
+    char system_created[40];
+};
+
+/* The feature vector of f; -1 if dtype or dist is out of range. */
+int hcomp_feature_vector(int dtype, int dist, double entropy, double probe_ratio,
+                         double x[HCOMP_NFEAT]);
+
+/* An empty predictor (no models), for the profiler and the seed reader. */
+hcomp_predictor *hcomp_predictor_new(void);
+/* The model of codec:level, created if absent (level already resolved); NULL if the
+ * codec or level is out of range or memory runs out. */
+hcomp_model *hcomp_predictor_model(hcomp_predictor *p, unsigned codec, int level, int create);
+/* Append a training row (values rounded to 6 significant digits, as in seeds). */
+int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row);
+/* Fit the three targets of m by weighted least squares (GSL, truncated SVD) on its rows
+ * (profiler rows weight 1, saved observations 2) plus, if with_ring, the ring (weights
+ * 2..8, newest highest). A target with fewer usable rows than HCOMP_NFEAT keeps its
+ * coefficients. Returns the number of targets fitted. */
+int hcomp_model_fit(hcomp_model *m, int with_ring);
+/* Fit every model; HCOMP_E_INVAL naming the first model without enough rows. */
+int hcomp_predictor_fit_all(hcomp_predictor *p, hcomp_error *err);
+/* Record provenance: created = now (UTC), the command line, this machine. */
+void hcomp_predictor_set_provenance(hcomp_predictor *p, const char *command);
+/* Replace the system signature. */
+int hcomp_predictor_set_tiers(hcomp_predictor *p, const hcomp_tier_signature *t, size_t n);
+/* Round to 6 significant digits (what seeds store for measured values). */
+double hcomp_round6(double v);
+
+/* ---- seed.c -------------------------------------------------------------------------- */
+
+/* Parse seed text; source names it in messages. */
+int hcomp_seed_parse(const char *text, size_t len, const char *source, hcomp_predictor **out,
+                     hcomp_error *err);
+/* The seed text of p (malloc'ed, NUL-terminated), or NULL when out of memory. The
+ * caller holds p->mu or owns p alone. */
+char *hcomp_seed_dump(hcomp_predictor *p);
+/* Write text to path atomically (temporary file in the same directory, fsync, rename,
+ * fsync of the directory). */
+int hcomp_seed_write_file(const char *path, const char *text, int overwrite, hcomp_error *err);
+/* The embedded default seed, joined (malloc'ed); NULL when out of memory. */
+char *hcomp_seed_default_text(void);
+/* NULL-terminated lines of the embedded default seed (seed_default.c). */
+extern const char *const hcomp_seed_default_lines[];
+extern const char hcomp_seed_default_made_by[];
+
+#endif

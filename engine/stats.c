@@ -1,0 +1,77 @@
+/* Printing and serialising engine statistics. */
+#include "stats.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
+                       const hcomp_tier_config *cfg)
+{
+    uint64_t stored = 0;
+    for (int t = 0; t < cfg->ntiers; t++)
+        stored += s->tier_stored[t];
+    fprintf(out, "hcomp stats for %s: %llu tasks, %llu pieces, %llu bytes in, %llu stored "
+            "(ratio %.3f), %llu pieces byte-shuffled\n", path, (unsigned long long) s->tasks,
+            (unsigned long long) s->pieces, (unsigned long long) s->bytes_in,
+            (unsigned long long) stored, stored ? (double) s->bytes_in / (double) stored : 0.0,
+            (unsigned long long) s->shuffled_pieces);
+    for (int t = 0; t < cfg->ntiers; t++) {
+        int best = 0;
+        for (int c = 1; c < HCOMP_CODEC_COUNT; c++)
+            if (s->tier_codec_raw[t][c] > s->tier_codec_raw[t][best])
+                best = c;
+        fprintf(out, "  tier %-10s %14llu in %14llu stored %8llu pieces  mostly %s\n",
+                cfg->tier[t].name, (unsigned long long) s->tier_raw[t],
+                (unsigned long long) s->tier_stored[t], (unsigned long long) s->tier_pieces[t],
+                s->tier_raw[t] ? hcomp_codec_by_id((unsigned) best)->name : "-");
+    }
+    for (int c = 0; c < HCOMP_CODEC_COUNT; c++)
+        if (s->codec_pieces[c])
+            fprintf(out, "  codec %-8s %14llu in %14llu stored %8llu pieces\n",
+                    hcomp_codec_by_id((unsigned) c)->name, (unsigned long long) s->codec_raw[c],
+                    (unsigned long long) s->codec_stored[c], (unsigned long long) s->codec_pieces[c]);
+    double engine = s->t_analysis + s->t_prediction + s->t_placement;
+#define HCOMP_TIME_PRINT(name, desc)                                                   \
+    fprintf(out, "  time %-28s %10.6f s  %6.3f%% of write time\n", desc, s->t_##name,    \
+            s->t_write > 0 ? 100.0 * s->t_##name / s->t_write : 0.0);
+    HCOMP_TIME_LIST(HCOMP_TIME_PRINT)
+#undef HCOMP_TIME_PRINT
+    fprintf(out, "  engine (analysis + prediction + placement): %.6f s, %.3f%% of %.6f s of "
+            "writing\n", engine, s->t_write > 0 ? 100.0 * engine / s->t_write : 0.0, s->t_write);
+}
+
+char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "tasks", json_integer((json_int_t) s->tasks));
+    json_object_set_new(o, "pieces", json_integer((json_int_t) s->pieces));
+    json_object_set_new(o, "bytes_in", json_integer((json_int_t) s->bytes_in));
+    json_object_set_new(o, "write_seconds", json_real(s->t_write));
+#define HCOMP_TIME_JSON(name, desc) json_object_set_new(o, #name "_seconds", json_real(s->t_##name));
+    HCOMP_TIME_LIST(HCOMP_TIME_JSON)
+#undef HCOMP_TIME_JSON
+    json_t *tiers = json_array();
+    for (int t = 0; t < cfg->ntiers; t++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "name", json_string(cfg->tier[t].name));
+        json_object_set_new(e, "raw", json_integer((json_int_t) s->tier_raw[t]));
+        json_object_set_new(e, "stored", json_integer((json_int_t) s->tier_stored[t]));
+        json_object_set_new(e, "pieces", json_integer((json_int_t) s->tier_pieces[t]));
+        json_array_append_new(tiers, e);
+    }
+    json_object_set_new(o, "tiers", tiers);
+    json_t *codecs = json_object();
+    for (int c = 0; c < HCOMP_CODEC_COUNT; c++) {
+        if (!s->codec_pieces[c])
+            continue;
+        json_t *e = json_object();
+        json_object_set_new(e, "raw", json_integer((json_int_t) s->codec_raw[c]));
+        json_object_set_new(e, "stored", json_integer((json_int_t) s->codec_stored[c]));
+        json_object_set_new(e, "pieces", json_integer((json_int_t) s->codec_pieces[c]));
+        json_object_set_new(codecs, hcomp_codec_by_id((unsigned) c)->name, e);
+    }
+    json_object_set_new(o, "codecs", codecs);
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return text;
+}

@@ -1,0 +1,39 @@
+/* Per-file engine statistics: declared once (X-macro) so that names, storage,
+ * printing and the JSON kept in the mapping file never drift apart. */
+#ifndef HCOMP_STATS_H
+#define HCOMP_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "hcomp_codec.h"
+#include "../tiers/tier_config.h"
+
+/* X(name, description) — times in seconds */
+#define HCOMP_TIME_LIST(X)                                   \
+    X(analysis, "input analysis")                            \
+    X(prediction, "cost prediction")                         \
+    X(placement, "placement (HCDP)")                         \
+    X(compression, "compression (all threads)")              \
+    X(io, "tier I/O and map appends")                        \
+    X(feedback, "feedback to the predictor")
+
+typedef struct hcomp_file_stats {
+    uint64_t tasks, pieces, bytes_in;
+#define HCOMP_TIME_FIELD(name, desc) double t_##name;
+    HCOMP_TIME_LIST(HCOMP_TIME_FIELD)
+#undef HCOMP_TIME_FIELD
+    double t_write;     /* wall time inside hcomp_file_pwrite */
+    uint64_t tier_raw[HCOMP_MAX_TIERS], tier_stored[HCOMP_MAX_TIERS], tier_pieces[HCOMP_MAX_TIERS];
+    uint64_t codec_raw[HCOMP_CODEC_COUNT], codec_stored[HCOMP_CODEC_COUNT];
+    uint64_t codec_pieces[HCOMP_CODEC_COUNT], shuffled_pieces;
+    /* the codec chosen most (by bytes) on each tier */
+    uint64_t tier_codec_raw[HCOMP_MAX_TIERS][HCOMP_CODEC_COUNT];
+} hcomp_file_stats;
+
+/* Human-readable report. */
+void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
+                       const hcomp_tier_config *cfg);
+/* JSON text (malloc'd) for the mapping file's STATS record. */
+char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg);
+
+#endif

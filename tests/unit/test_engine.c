@@ -1,0 +1,420 @@
+/* The engine end to end through the file API: codec choice per data kind, the
+ * weights' effect, byte shuffle, node-local tiers on two simulated nodes (drain),
+ * feedback written back to a named seed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hcomp.h"
+#include "hcomp_model.h"
+
+#define MIB (1u << 20)
+
+typedef struct fixture {
+    char base[256], t0[PATH_MAX], t1[PATH_MAX], config[PATH_MAX], file[PATH_MAX];
+} fixture;
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* tier 0: node-local, emulated 2 GB/s; tier 1: shared, emulated 200 MB/s */
+static void write_config(fixture *fx, const char *cap0)
+{
+    char json[4 * PATH_MAX];
+    snprintf(json, sizeof(json),
+             "{\"version\": 1, \"tiers\": [\n"
+             " {\"name\": \"nvme\", \"path\": \"%s\", \"capacity\": \"%s\", \"scope\": \"node-local\","
+             "  \"bandwidth\": \"2GB/s\", \"latency\": \"20us\"},\n"
+             " {\"name\": \"pfs\", \"path\": \"%s\", \"bandwidth\": \"200MB/s\", \"latency\": \"1ms\"}\n"
+             "]}\n", fx->t0, cap0, fx->t1);
+    write_text(fx->config, json);
+}
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    assert_non_null(fx);
+    snprintf(fx->base, sizeof(fx->base), "/tmp/hcomp-test-engine-XXXXXX");
+    assert_non_null(mkdtemp(fx->base));
+    snprintf(fx->t0, sizeof(fx->t0), "%s/t0", fx->base);
+    snprintf(fx->t1, sizeof(fx->t1), "%s/t1", fx->base);
+    snprintf(fx->config, sizeof(fx->config), "%s/tiers.json", fx->base);
+    snprintf(fx->file, sizeof(fx->file), "%s/data.h5c", fx->base);
+    assert_int_equal(mkdir(fx->t0, 0700), 0);
+    assert_int_equal(mkdir(fx->t1, 0700), 0);
+    write_config(fx, "unlimited");
+    unsetenv("HCOMP_NODE");
+    *state = fx;
+    return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void) st;
+    (void) ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    unsetenv("HCOMP_NODE");
+    assert_int_equal(nftw(fx->base, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+    free(fx);
+    return 0;
+}
+
+static hcomp_options *opts(const fixture *fx, ...)
+{
+    hcomp_options *o = hcomp_options_new();
+    assert_non_null(o);
+    hcomp_error err;
+    assert_int_equal(hcomp_options_set(o, "hcomp_config", fx->config, &err), HCOMP_OK);
+    va_list ap;
+    va_start(ap, fx);
+    for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
+        const char *v = va_arg(ap, const char *);
+        if (hcomp_options_set(o, k, v, &err) != HCOMP_OK)
+            fail_msg("%s=%s: %s", k, v, err.msg);
+    }
+    va_end(ap);
+    return o;
+}
+
+static void write_file(const fixture *fx, hcomp_options *o, int dtype, const void *buf, size_t len,
+                       size_t task)
+{
+    hcomp_file *f;
+    hcomp_error err;
+    if (hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err) != HCOMP_OK)
+        fail_msg("open: %s", err.msg);
+    hcomp_file_set_dtype(f, dtype);
+    for (size_t off = 0; off < len; off += task) {
+        size_t n = len - off < task ? len - off : task;
+        if (hcomp_file_pwrite(f, (const char *) buf + off, n, off, &err) != HCOMP_OK)
+            fail_msg("pwrite: %s", err.msg);
+    }
+    if (hcomp_file_close(f, &err) != HCOMP_OK)
+        fail_msg("close: %s", err.msg);
+}
+
+static int read_file(const fixture *fx, void *buf, size_t len, hcomp_error *err)
+{
+    hcomp_file *f;
+    int rc = hcomp_file_open(fx->file, HCOMP_O_RDONLY, 0, 1, NULL, &f, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    uint64_t got = 0;
+    rc = hcomp_file_pread(f, buf, len, 0, &got, err);
+    hcomp_file_close(f, NULL);
+    if (rc == HCOMP_OK && got != len)
+        fail_msg("short read %llu of %zu", (unsigned long long) got, len);
+    return rc;
+}
+
+static void delete_file(const fixture *fx)
+{
+    hcomp_error err;
+    if (hcomp_file_delete(fx->file, &err) != HCOMP_OK)
+        fail_msg("delete: %s", err.msg);
+}
+
+/* data kinds */
+static double *smooth(size_t n)
+{
+    double *d = malloc(n * sizeof(double));
+    assert_non_null(d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = 300.0 + 20.0 * sin((double) i * 0.001) + 5.0 * cos((double) i * 0.00037);
+    return d;
+}
+
+static unsigned char *random_bytes(size_t n, unsigned seed)
+{
+    unsigned char *d = malloc(n);
+    assert_non_null(d);
+    uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        d[i] = (unsigned char) x;
+    }
+    return d;
+}
+
+static char *text(size_t n)
+{
+    static const char *const words[] = {"pressure", "temperature", "step", "rank", "value",
+                                        "converged", "residual", "mesh", "cell", "flux"};
+    char *d = malloc(n);
+    assert_non_null(d);
+    size_t k = 0;
+    for (unsigned i = 0; k < n; i++) {
+        char w[64];
+        int l = snprintf(w, sizeof(w), "%s=%u %s\n", words[i % 10], i * 7 % 1000, words[(i / 3) % 10]);
+        for (int j = 0; j < l && k < n; j++)
+            d[k++] = w[j];
+    }
+    return d;
+}
+
+static void stat_ok(const fixture *fx, hcomp_stats *st)
+{
+    hcomp_error err;
+    if (hcomp_stat_path(fx->file, st, &err) != HCOMP_OK)
+        fail_msg("stat: %s", err.msg);
+}
+
+/* Every kind of data reads back exactly, and the choices fit the data: random bytes
+ * are stored raw, text and smooth fields are compressed. */
+static void test_auto_round_trip_by_kind(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = 4 * MIB;
+    struct {
+        const char *name;
+        void *data;
+        int dtype;
+        int expect_compressed;
+    } kinds[] = {
+        {"smooth doubles", smooth(len / 8), HCOMP_DTYPE_DOUBLE, 1},
+        {"text", text(len), HCOMP_DTYPE_BYTES, 1},
+        {"random", random_bytes(len, 3), -1, 0},
+    };
+    unsigned char *back = malloc(len);
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
+        write_file(fx, o, kinds[k].dtype, kinds[k].data, len, MIB);
+        hcomp_options_free(o);
+        hcomp_error err;
+        memset(back, 0xAA, len);
+        if (read_file(fx, back, len, &err) != HCOMP_OK)
+            fail_msg("%s: read: %s", kinds[k].name, err.msg);
+        if (memcmp(back, kinds[k].data, len) != 0)
+            fail_msg("%s: data differs", kinds[k].name);
+        hcomp_stats st;
+        stat_ok(fx, &st);
+        double ratio = (double) st.live_bytes / (double) st.stored_bytes;
+        if (kinds[k].expect_compressed && !(ratio > 1.2))
+            fail_msg("%s: ratio %.3f, expected compression", kinds[k].name, ratio);
+        if (!kinds[k].expect_compressed &&
+            st.codec[HCOMP_CODEC_NONE].raw_bytes != st.live_bytes)
+            fail_msg("%s: %llu of %llu bytes not stored raw", kinds[k].name,
+                     (unsigned long long) (st.live_bytes - st.codec[HCOMP_CODEC_NONE].raw_bytes),
+                     (unsigned long long) st.live_bytes);
+        delete_file(fx);
+        free(kinds[k].data);
+    }
+    free(back);
+}
+
+/* Archival weights store the same data smaller than async weights do. */
+static void test_weights_change_decision(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = 4 * MIB;
+    char *d = text(len);
+    uint64_t stored[2];
+    const char *prio[2] = {"async", "archival"};
+    for (int i = 0; i < 2; i++) {
+        hcomp_options *o = opts(fx, "hcomp_priority", prio[i], "hcomp_drain", "never", NULL);
+        write_file(fx, o, HCOMP_DTYPE_BYTES, d, len, MIB);
+        hcomp_options_free(o);
+        hcomp_stats st;
+        stat_ok(fx, &st);
+        stored[i] = st.stored_bytes;
+        unsigned char *back = malloc(len);
+        hcomp_error err;
+        assert_int_equal(read_file(fx, back, len, &err), HCOMP_OK);
+        assert_memory_equal(back, d, len);
+        free(back);
+        delete_file(fx);
+    }
+    if (!(stored[1] < stored[0]))
+        fail_msg("archival stored %llu bytes, async %llu", (unsigned long long) stored[1],
+                 (unsigned long long) stored[0]);
+    free(d);
+}
+
+/* A fixed codec is used for every piece that shrinks. */
+static void test_fixed_codec(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = 2 * MIB;
+    char *d = text(len);
+    hcomp_options *o = opts(fx, "hcomp_codec", "zlib:6", "hcomp_drain", "never", NULL);
+    write_file(fx, o, HCOMP_DTYPE_BYTES, d, len, MIB);
+    hcomp_options_free(o);
+    hcomp_stats st;
+    stat_ok(fx, &st);
+    assert_true(st.codec[HCOMP_CODEC_ZLIB].raw_bytes == len);
+    delete_file(fx);
+    free(d);
+}
+
+/* Byte shuffle is chosen for smooth doubles when allowed, and undone on read. */
+static void test_shuffle_round_trip(void **state)
+{
+    fixture *fx = *state;
+    const size_t n = MIB / 2, len = n * sizeof(double);
+    double *d = smooth(n);
+    for (size_t i = 0; i < n; i++)      /* full-precision noise in the low bits */
+        d[i] += 1e-9 * (double) ((i * 2654435761u) % 1000);
+    hcomp_options *o = opts(fx, "hcomp_priority", "archival", "hcomp_drain", "never", NULL);
+    write_file(fx, o, HCOMP_DTYPE_DOUBLE, d, len, MIB);
+    hcomp_options_free(o);
+    double *back = malloc(len);
+    hcomp_error err;
+    assert_int_equal(read_file(fx, back, len, &err), HCOMP_OK);
+    assert_memory_equal(back, d, len);
+    hcomp_stats st;
+    stat_ok(fx, &st);
+    assert_true(st.stored_bytes < st.live_bytes);
+    delete_file(fx);
+    /* shuffle off: the result still reads back */
+    o = opts(fx, "hcomp_shuffle", "off", "hcomp_drain", "never", NULL);
+    write_file(fx, o, HCOMP_DTYPE_DOUBLE, d, len, MIB);
+    hcomp_options_free(o);
+    assert_int_equal(read_file(fx, back, len, &err), HCOMP_OK);
+    assert_memory_equal(back, d, len);
+    delete_file(fx);
+    free(back);
+    free(d);
+}
+
+static int count_files(const char *dir)
+{
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof(cmd), "find '%s' -type f -name '*.seg' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    assert_non_null(p);
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+/* Two simulated nodes: node A writes with a node-local first tier. Without draining,
+ * node B gets a clear error naming node A, never wrong bytes; with draining at close,
+ * node B reads the right bytes and the node-local tier is empty. */
+static void test_two_nodes(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = 2 * MIB;
+    char *d = text(len);
+    char *back = malloc(len);
+    hcomp_error err;
+    const char *drain[2] = {"never", "close"};
+    for (int i = 0; i < 2; i++) {
+        setenv("HCOMP_NODE", "node-A", 1);
+        hcomp_options *o = opts(fx, "hcomp_drain", drain[i], "hcomp_priority", "async", NULL);
+        write_file(fx, o, HCOMP_DTYPE_BYTES, d, len, 256 * 1024);
+        hcomp_options_free(o);
+        setenv("HCOMP_NODE", "node-B", 1);
+        int rc = read_file(fx, back, len, &err);
+        if (i == 0) {
+            assert_true(count_files(fx->t0) > 0);
+            if (rc == HCOMP_OK)
+                fail_msg("node B read node A's node-local data");
+            assert_int_equal(rc, HCOMP_E_IO);
+            assert_non_null(strstr(err.msg, "node-A"));
+            setenv("HCOMP_NODE", "node-A", 1);
+            assert_int_equal(read_file(fx, back, len, &err), HCOMP_OK);
+            assert_memory_equal(back, d, len);
+        } else {
+            if (rc != HCOMP_OK)
+                fail_msg("node B after drain: %s", err.msg);
+            assert_memory_equal(back, d, len);
+            assert_int_equal(count_files(fx->t0), 0);
+        }
+        setenv("HCOMP_NODE", "node-A", 1);
+        delete_file(fx);
+        assert_int_equal(count_files(fx->t0) + count_files(fx->t1), 0);
+    }
+    free(back);
+    free(d);
+}
+
+/* Feedback: the model learns from measured pieces and is written back to the seed
+ * the user named, at close, by the model's owner only. */
+static void test_feedback_saved_to_seed(void **state)
+{
+    fixture *fx = *state;
+    char seed[PATH_MAX];
+    snprintf(seed, sizeof(seed), "%s/seed.json", fx->base);
+    hcomp_predictor *p;
+    hcomp_error err;
+    assert_int_equal(hcomp_predictor_load(NULL, &p, &err), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_save(p, seed, &err), HCOMP_OK);
+    size_t rows_before = 0;
+    for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
+        hcomp_model_info mi;
+        assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
+        if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
+            rows_before = mi.rows + mi.observations;
+    }
+    hcomp_predictor_free(p);
+    struct stat before, after;
+    assert_int_equal(stat(seed, &before), 0);
+    const size_t len = 8 * MIB;
+    char *d = text(len);
+    hcomp_options *o = opts(fx, "hcomp_seed", seed, "hcomp_feedback_interval", "4",
+                            "hcomp_codec", "zstd:3", "hcomp_drain", "never", NULL);
+    /* not the owner: the seed stays as it was */
+    hcomp_file *f;
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_pwrite(f, d, len, 0, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    assert_int_equal(stat(seed, &after), 0);
+    assert_true(after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    /* the owner writes it back, with the observations */
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR, 0600, 1, o, &f, &err), HCOMP_OK);
+    hcomp_file_set_model_owner(f, 1);
+    assert_int_equal(hcomp_file_pwrite(f, d, len, 0, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    assert_int_equal(stat(seed, &after), 0);
+    assert_true(after.st_size > before.st_size);
+    assert_int_equal(hcomp_predictor_load(seed, &p, &err), HCOMP_OK);
+    /* the saved seed holds the measured pieces as training rows of zstd:3 */
+    int observed = 0;
+    for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
+        hcomp_model_info mi;
+        assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
+        if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
+            observed = mi.rows + mi.observations >= rows_before + 8;
+    }
+    hcomp_predictor_free(p);
+    assert_true(observed);
+    hcomp_options_free(o);
+    delete_file(fx);
+    free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_auto_round_trip_by_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_weights_change_decision, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fixed_codec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shuffle_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

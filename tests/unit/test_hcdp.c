@@ -1,0 +1,220 @@
+/* HCDP on hand-computed cases: the cost of each alternative is worked out in the
+ * comments, from the cost model of docs/ENGINE.md. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "../../engine/hcdp.h"
+#include "hcomp_codec.h"
+
+#define MIB (1024.0 * 1024.0)
+
+/* candidates: raw; "fast" (ratio 2, 600 MB/s, 2000 MB/s); "mid" (2.5, 200, 700);
+ * "strong" (3.5, 20, 100) */
+static void base_input(hcdp_input *in, uint64_t size, double wc, double wd, double wr)
+{
+    memset(in, 0, sizeof(*in));
+    in->size = size;
+    in->piece_size = 1u << 20;
+    in->w.wc = wc;
+    in->w.wd = wd;
+    in->w.wr = wr;
+    in->ncand = 4;
+    in->cand[0] = (hcdp_candidate){HCOMP_CODEC_NONE, 0, 0, 1.0, 0, 0};
+    in->cand[1] = (hcdp_candidate){HCOMP_CODEC_LZ4, 1, 0, 2.0, 600e6, 2000e6};
+    in->cand[2] = (hcdp_candidate){HCOMP_CODEC_ZSTD, 3, 0, 2.5, 200e6, 700e6};
+    in->cand[3] = (hcdp_candidate){HCOMP_CODEC_LZMA, 1, 0, 3.5, 20e6, 100e6};
+}
+
+static void add_tier(hcdp_input *in, uint64_t room, double bw, double lat)
+{
+    in->tier[in->ntiers++] = (hcdp_tier){room, bw, bw, lat};
+}
+
+/* One fast tier with room for all: with async weights the write time decides:
+ * raw 1 MiB / 10 GB/s = 0.1 ms beats any codec (lz4 alone costs 1.7 ms). */
+static void test_fits_in_ram(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 1, 0, 0);
+    add_tier(&in, 64u << 20, 10e9, 1e-6);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 0);
+    assert_int_equal(p.part[0].cand, 0);
+    assert_true(p.part[0].len == 1u << 20);
+    assert_true(fabs(p.cost - ((1 << 20) + 16) / 10e9 - 1e-6) < 1e-9);
+}
+
+/* Async weights on a slow tier: write time = len/comp + stored/bw.
+ * 1 MiB: raw 10.5 ms; lz4 1.75 + 5.24 = 7.0 ms; zstd 5.24 + 4.19 = 9.4 ms;
+ * lzma 52 + 3 = 55 ms: the fastest codec (lz4) wins. */
+static void test_async_fastest(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 1, 0, 0);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 0);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].cand, 1);
+    double lz4 = (1 << 20) / 600e6 + ((1 << 19) + 16) / 100e6;
+    assert_true(fabs(p.cost - lz4) < 1e-9);
+}
+
+/* Archival weights: only the footprint counts, stored / bw: the highest ratio wins
+ * even though it is the slowest. */
+static void test_archival_highest_ratio(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 8 << 20, 0, 0, 1);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 0);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].cand, 3);
+}
+
+/* Incompressible data: no codec is a candidate (ratio <= 1): raw. */
+static void test_incompressible_none(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 4 << 20, 0.3, 0.3, 0.4);
+    for (int c = 1; c < in.ncand; c++)
+        in.cand[c].ratio = c == 1 ? 1.0 : 0.98;
+    add_tier(&in, UINT64_MAX / 4, 100e6, 0);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].cand, 0);
+}
+
+/* A task larger than the fast tier spills: raw (only candidate) 1 MiB task on a
+ * tier with 300 KiB of room: the largest 4 KiB multiple whose stored size (+16 B
+ * header) fits is 296 KiB (303104 + 16 <= 307200); the rest goes to tier 1. */
+static void test_spill_4k_split(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 1, 0, 0);
+    in.ncand = 1;
+    add_tier(&in, 300 * 1024, 10e9, 0);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 0);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 2);
+    assert_int_equal(p.part[0].tier, 0);
+    assert_true(p.part[0].len == 296 * 1024);
+    assert_true(p.part[0].len % HCDP_ALIGN == 0);
+    assert_int_equal(p.part[1].tier, 1);
+    assert_true(p.part[1].len == (1 << 20) - 296 * 1024);
+}
+
+/* A full tier (room 0) or a vanished one (the caller gives room 0) is skipped. */
+static void test_full_tier_skipped(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 0.3, 0.3, 0.4);
+    add_tier(&in, 0, 10e9, 0);
+    add_tier(&in, 0, 2e9, 0);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 0);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 2);
+}
+
+/* No room anywhere: the plan fails (the caller reports no space). */
+static void test_no_room(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 0.3, 0.3, 0.4);
+    add_tier(&in, 1000, 10e9, 0);
+    assert_int_equal(hcdp_plan_task(&in, &p), -1);
+}
+
+/* Compression makes the task fit the fast tier: 1 MiB with 600 KiB of room. Raw
+ * would have to split; lz4 (ratio 2: 512 KiB + 16) fits whole. With read-after-write
+ * weights: lz4 on tier 0 = 0.3 (1.75 ms + 0.05) + 0.3 (0.52 + 0.05) + 0.4 (0.05)
+ * = 0.73 ms, less than any split with a part on the 100 MB/s tier. */
+static void test_compression_fits_fast_tier(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 0.3, 0.3, 0.4);
+    add_tier(&in, 600 * 1024, 10e9, 0);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 0);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 0);
+    assert_int_equal(p.part[0].cand, 1);
+}
+
+/* The plan's cost equals the sum of its parts' costs, and is no worse than every
+ * single-tier, single-codec assignment that fits (exhaustive check). */
+static void test_optimal_against_exhaustive(void **state)
+{
+    (void) state;
+    for (int trial = 0; trial < 50; trial++) {
+        hcdp_input in;
+        hcdp_plan p;
+        double w[3] = {(trial % 5) / 4.0, (trial % 3) / 2.0, (trial % 7) / 6.0};
+        if (w[0] + w[1] + w[2] == 0)
+            w[2] = 1;
+        base_input(&in, (uint64_t) (1 + trial % 9) << 20, w[0], w[1], w[2]);
+        add_tier(&in, (uint64_t) (trial % 4) << 20, 10e9, 1e-6);
+        add_tier(&in, (uint64_t) (1 + trial % 3) << 21, 2e9, 2e-5);
+        add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+        assert_int_equal(hcdp_plan_task(&in, &p), 0);
+        double sum = 0;
+        uint64_t len = 0;
+        for (int i = 0; i < p.nparts; i++) {
+            sum += p.part[i].cost;
+            len += p.part[i].len;
+        }
+        assert_true(len == in.size);
+        assert_true(fabs(sum - p.cost) < 1e-9 * (1 + p.cost));
+        double sw = w[0] + w[1] + w[2];
+        hcdp_input norm = in;
+        norm.w.wc /= sw;
+        norm.w.wd /= sw;
+        norm.w.wr /= sw;
+        for (int t = 0; t < in.ntiers; t++)
+            for (int c = 0; c < in.ncand; c++) {
+                double stored = ceil((double) in.size / in.cand[c].ratio) +
+                    16.0 * (double) ((in.size + in.piece_size - 1) / in.piece_size);
+                if (stored <= (double) in.tier[t].room)
+                    assert_true(p.cost <= hcdp_place_cost(&norm, in.size, t, c) + 1e-12);
+            }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fits_in_ram),
+        cmocka_unit_test(test_async_fastest),
+        cmocka_unit_test(test_archival_highest_ratio),
+        cmocka_unit_test(test_incompressible_none),
+        cmocka_unit_test(test_spill_4k_split),
+        cmocka_unit_test(test_full_tier_skipped),
+        cmocka_unit_test(test_no_room),
+        cmocka_unit_test(test_compression_fits_fast_tier),
+        cmocka_unit_test(test_optimal_against_exhaustive),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

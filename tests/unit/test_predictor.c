@@ -1,0 +1,282 @@
+/* Unit tests of the cost predictor: a seed made by an in-process quick profile on
+ * small data predicts held-out data (other sizes, shapes and generator seed) better
+ * than a constant model; the feedback loop moves predictions toward what is observed;
+ * the refit interval; thread safety; the cost of a prediction; argument checks. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hcomp_model.h"
+#include "../../engine/predictor.h"
+#include "../../profiler/profile_core.h"
+
+#define KIB ((size_t) 1024)
+
+static hcomp_predictor *g_pred; /* trained once by the group setup */
+
+static void small_opts(hcomp_profile_opts *o, unsigned long seed, size_t size)
+{
+    hcomp_profile_opts_init(o, 0);
+    o->seed = seed;
+    o->sizes[0] = size;
+    o->nsizes = 1;
+    /* codecs whose ratio and speed depend strongly on the data */
+    o->models[0] = (hcomp_model_id){HCOMP_CODEC_LZ4, 1};
+    o->models[1] = (hcomp_model_id){HCOMP_CODEC_ZSTD, 1};
+    o->models[2] = (hcomp_model_id){HCOMP_CODEC_ZLIB, 1};
+    o->nmodels = 3;
+    o->min_reps = 3;
+    o->min_seconds = 0.0;
+}
+
+static int train(void **state)
+{
+    (void) state;
+    hcomp_profile_opts o;
+    small_opts(&o, 11, 32 * KIB);
+    g_pred = hcomp_predictor_new();
+    assert_non_null(g_pred);
+    hcomp_error err;
+    hcomp_predictor_set_provenance(g_pred, "test_predictor");
+    int rc = hcomp_profile_run(&o, g_pred, &err);
+    if (rc != HCOMP_OK)
+        fail_msg("profile run: %s", err.msg);
+    return 0;
+}
+
+static int untrain(void **state)
+{
+    (void) state;
+    hcomp_predictor_free(g_pred);
+    return 0;
+}
+
+/* Held-out data: another generator seed, another size, random shapes. */
+static void test_beats_constant_model(void **state)
+{
+    (void) state;
+    hcomp_profile_opts o;
+    small_opts(&o, 977, 48 * KIB);
+    hcomp_report rep;
+    hcomp_error err;
+    assert_int_equal(hcomp_profile_report(&o, g_pred, &rep, &err), HCOMP_OK);
+    hcomp_profile_print_report(stdout, &rep);
+    assert_int_equal(rep.nmodels, 3);
+    for (size_t m = 0; m < rep.nmodels; m++) {
+        const hcomp_accuracy *a = &rep.per_model[m];
+        assert_true(a->n >= 40);
+        /* ratio: clearly better than the best constant */
+        assert_true(a->r2[HCOMP_TARGET_RATIO] > 0.5);
+        assert_true(a->mre[HCOMP_TARGET_RATIO] < a->mre_const[HCOMP_TARGET_RATIO]);
+    }
+    /* speeds are noisier (a shared machine, small buffers): better than constant overall */
+    assert_true(rep.overall.r2[HCOMP_TARGET_COMP] > 0.0);
+    assert_true(rep.overall.r2[HCOMP_TARGET_RATIO] > 0.5);
+}
+
+static double dist_log(double a, double b)
+{
+    return fabs(log(a) - log(b));
+}
+
+/* Observing a shifted outcome repeatedly pulls the prediction toward it; nothing
+ * changes before the interval is reached. */
+static void test_feedback_moves_prediction(void **state)
+{
+    (void) state;
+    hcomp_error err;
+    char path[] = "/tmp/hcomp-test-pred-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(hcomp_predictor_save(g_pred, path, &err), HCOMP_OK);
+    hcomp_predictor *p = NULL;
+    assert_int_equal(hcomp_predictor_load(path, &p, &err), HCOMP_OK);
+    unlink(path);
+
+    hcomp_features f = {HCOMP_DTYPE_DOUBLE, HCOMP_DIST_NORMAL, 6.5, 1.3, 0};
+    hcomp_prediction before, mid, after;
+    assert_int_equal(hcomp_predictor_predict(p, &f, HCOMP_CODEC_ZSTD, 1, &before), HCOMP_OK);
+    double target_ratio = before.ratio * 3.0, target_comp = before.comp_Bps * 0.25;
+    double target_decomp = before.decomp_Bps * 0.5;
+    size_t raw = 1 << 20;
+    size_t stored = (size_t) ((double) raw / target_ratio);
+    double tc = (double) raw / target_comp, td = (double) raw / target_decomp;
+    hcomp_predictor_set_feedback_interval(p, 16);
+    for (int i = 0; i < 15; i++)
+        assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 1, raw, stored, tc, td),
+                         HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict(p, &f, HCOMP_CODEC_ZSTD, 1, &mid), HCOMP_OK);
+    assert_true(mid.ratio == before.ratio && mid.comp_Bps == before.comp_Bps);
+    assert_int_equal(hcomp_predictor_dirty(p), 15);
+    for (int i = 15; i < 64; i++)
+        assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 1, raw, stored, tc,
+                                                 i % 2 ? td : -1.0), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict(p, &f, HCOMP_CODEC_ZSTD, 1, &after), HCOMP_OK);
+    print_message("ratio %.3g -> %.3g (observed %.3g); compress %.3g -> %.3g MB/s (observed "
+                  "%.3g); decompress %.3g -> %.3g MB/s (observed %.3g)\n", before.ratio,
+                  after.ratio, target_ratio, before.comp_Bps / 1e6, after.comp_Bps / 1e6,
+                  target_comp / 1e6, before.decomp_Bps / 1e6, after.decomp_Bps / 1e6,
+                  target_decomp / 1e6);
+    /* at least halfway there, in log terms */
+    assert_true(dist_log(after.ratio, target_ratio) < 0.5 * dist_log(before.ratio, target_ratio));
+    assert_true(dist_log(after.comp_Bps, target_comp) < 0.5 * dist_log(before.comp_Bps, target_comp));
+    assert_true(dist_log(after.decomp_Bps, target_decomp) <
+                0.5 * dist_log(before.decomp_Bps, target_decomp));
+    /* other models are untouched */
+    hcomp_prediction l1, l2;
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_LZ4, 1, &l1), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict(p, &f, HCOMP_CODEC_LZ4, 1, &l2), HCOMP_OK);
+    assert_true(fabs(l1.ratio / l2.ratio - 1) < 1e-9);
+    hcomp_model_info info;
+    assert_int_equal(hcomp_predictor_model_at(p, 1, &info), HCOMP_OK);
+    assert_int_equal(info.codec, HCOMP_CODEC_ZSTD);
+    assert_int_equal(info.observations, 64);
+    hcomp_predictor_free(p);
+}
+
+static void test_feedback_disabled(void **state)
+{
+    (void) state;
+    hcomp_features f = {HCOMP_DTYPE_INT32, HCOMP_DIST_GAMMA, 4.0, 2.0, 0};
+    hcomp_prediction before, after;
+    hcomp_predictor_set_feedback_interval(g_pred, 0);
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_ZLIB, 1, &before), HCOMP_OK);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_ZLIB, 1, 4096, 100, 1e-3,
+                                                 1e-4), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_ZLIB, 1, &after), HCOMP_OK);
+    assert_true(before.ratio == after.ratio);
+    assert_int_equal(hcomp_predictor_dirty(g_pred), 0);
+    hcomp_predictor_set_feedback_interval(g_pred, HCOMP_FEEDBACK_DEFAULT);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void) state;
+    hcomp_features f = {HCOMP_DTYPE_BYTES, HCOMP_DIST_UNIFORM, 8.0, 1.0, 0};
+    hcomp_prediction pr;
+    /* the default level of lz4 and zstd is 1: those models exist */
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_LZ4, HCOMP_LEVEL_DEFAULT, &pr),
+                     HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_ZSTD, HCOMP_LEVEL_DEFAULT, &pr),
+                     HCOMP_OK);
+    /* no model, no such level, no such codec */
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_ZSTD, 19, &pr), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_ZSTD, 99, &pr), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_BZIP2, 9, &pr), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, 200, 0, &pr), HCOMP_E_INVAL);
+    hcomp_features bad = f;
+    bad.dtype = 7;
+    assert_int_equal(hcomp_predictor_predict(g_pred, &bad, HCOMP_CODEC_LZ4, 1, &pr), HCOMP_E_INVAL);
+    bad = f;
+    bad.dist = -1;
+    assert_int_equal(hcomp_predictor_predict(g_pred, &bad, HCOMP_CODEC_LZ4, 1, &pr), HCOMP_E_INVAL);
+    bad = f;
+    bad.entropy = NAN;
+    assert_int_equal(hcomp_predictor_predict(g_pred, &bad, HCOMP_CODEC_LZ4, 1, &pr), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_predict(NULL, &f, HCOMP_CODEC_LZ4, 1, &pr), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_predict(g_pred, &f, HCOMP_CODEC_LZ4, 1, NULL), HCOMP_E_INVAL);
+    /* extreme but valid features give finite predictions */
+    hcomp_features wild = {HCOMP_DTYPE_DOUBLE, HCOMP_DIST_GAMMA, 0.0, 1e9, 0};
+    assert_int_equal(hcomp_predictor_predict(g_pred, &wild, HCOMP_CODEC_ZLIB, 1, &pr), HCOMP_OK);
+    assert_true(isfinite(pr.ratio) && isfinite(pr.comp_Bps) && isfinite(pr.decomp_Bps));
+    wild.probe_ratio = 0.0;
+    assert_int_equal(hcomp_predictor_predict(g_pred, &wild, HCOMP_CODEC_ZLIB, 1, &pr), HCOMP_OK);
+    assert_true(isfinite(pr.ratio) && pr.ratio > 0);
+    /* observations that make no sense */
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 0, 1, 1, 1), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 0, 1, 1), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, 0, 1), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, NAN, 1), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, 1, INFINITY), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_BZIP2, 9, 1, 1, 1, 1), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_dirty(g_pred), 0);
+    hcomp_predictor_set_feedback_interval(NULL, 3); /* harmless */
+    hcomp_predictor_free(NULL);
+    assert_int_equal(hcomp_predictor_model_count(NULL), 0);
+}
+
+typedef struct worker_arg {
+    hcomp_predictor *p;
+    int id;
+    int failures;
+} worker_arg;
+
+static void *worker(void *v)
+{
+    worker_arg *a = v;
+    hcomp_features f = {a->id % HCOMP_DTYPE_COUNT, a->id % HCOMP_DIST_COUNT, 5.0, 1.5, 0};
+    for (int i = 0; i < 2000; i++) {
+        hcomp_prediction pr;
+        unsigned codec = i % 2 ? HCOMP_CODEC_LZ4 : HCOMP_CODEC_ZLIB;
+        if (hcomp_predictor_predict(a->p, &f, codec, 1, &pr) != HCOMP_OK || !isfinite(pr.ratio))
+            a->failures++;
+        if (hcomp_predictor_observe(a->p, &f, codec, 1, 65536, 30000 + (size_t) i, 1e-4 * (1 + i % 5),
+                                    2e-5) != HCOMP_OK)
+            a->failures++;
+    }
+    return NULL;
+}
+
+/* Concurrent predictions and observations (with refits) from four threads. */
+static void test_threads(void **state)
+{
+    (void) state;
+    pthread_t th[4];
+    worker_arg args[4];
+    unsigned long before = hcomp_predictor_dirty(g_pred);
+    for (int i = 0; i < 4; i++) {
+        args[i] = (worker_arg){g_pred, i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, worker, &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(args[i].failures, 0);
+    }
+    assert_int_equal(hcomp_predictor_dirty(g_pred) - before, 8000);
+}
+
+/* A prediction is a dot product: well under a microsecond. */
+static void test_predict_is_cheap(void **state)
+{
+    (void) state;
+    hcomp_features f = {HCOMP_DTYPE_FLOAT, HCOMP_DIST_EXPONENTIAL, 6.0, 1.1, 0};
+    hcomp_prediction pr;
+    struct timespec a, b;
+    int n = 200000;
+    double sink = 0;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < n; i++) {
+        f.entropy = 4.0 + (i & 3);
+        hcomp_predictor_predict(g_pred, &f, i % 2 ? HCOMP_CODEC_LZ4 : HCOMP_CODEC_ZSTD, 1, &pr);
+        sink += pr.ratio;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double ns = ((double) (b.tv_sec - a.tv_sec) * 1e9 + (double) (b.tv_nsec - a.tv_nsec)) / n;
+    print_message("predict: %.0f ns per call (sum %.3g)\n", ns, sink);
+    assert_true(ns < 20000.0); /* loose: sanitizers, a loaded machine */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_beats_constant_model),
+        cmocka_unit_test(test_feedback_moves_prediction),
+        cmocka_unit_test(test_feedback_disabled),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_predict_is_cheap),
+    };
+    return cmocka_run_group_tests(tests, train, untrain);
+}
