@@ -227,7 +227,16 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     in->ntiers = f->cfg.ntiers;
     for (int t = 0; t < f->cfg.ntiers; t++) {
         tier_speed(f, t, &in->tier[t]);
-        in->tier[t].room = f->tw[t].full ? 0 : hcomp_tier_available(f, t);
+        hcomp_tier_status st;
+        hcomp_monitor_status(f->tw[t].mon, &st);
+        if (f->tw[t].full || !st.available) {
+            in->tier[t].room = 0;       /* full, vanished or failing: out of placement */
+            continue;
+        }
+        uint64_t room = hcomp_tier_available(f, t);
+        in->tier[t].room = room < st.free_bytes ? room : st.free_bytes;
+        /* what is already queued for the tier is waited for first */
+        in->tier[t].latency += (double) st.queued / in->tier[t].write_Bps;
     }
     if (hcdp_plan_task(in, &plan->hcdp) != 0) {
         /* nothing fits as planned (the rooms are estimates): store raw from the first

@@ -14,6 +14,7 @@
 #include "../tiers/mapfile.h"
 #include "../tiers/piece_header.h"
 #include "../tiers/tier_config.h"
+#include "../tiers/monitor.h"
 
 /* Logical files end at or before 2^48 bytes (the piece header's offset field). */
 #define HCOMP_PIECE_MAX_OFFSET_BYTES (UINT64_C(1) << 48)
@@ -40,7 +41,8 @@ typedef struct hcomp_piece {
 /* This opener's writing state on one tier. */
 typedef struct hcomp_tier_writer {
     int ready;                 /* directory checked, budget computed */
-    int full;                  /* the tier said ENOSPC: placement skips it */
+    int full;                  /* the tier is full or failing: placement skips it */
+    char why[256];             /* what it said */
     char base[PATH_MAX];       /* the tier's directory (for this file) */
     char dir[PATH_MAX];        /* this file's segment directory on the tier */
     uint64_t budget;           /* bytes reserved and not yet written (UINT64_MAX: unlimited) */
@@ -48,6 +50,7 @@ typedef struct hcomp_tier_writer {
     int in_ledger;
     uint64_t avail_cache;      /* room others leave, as last seen in the ledger */
     double avail_time;         /* when (hcomp_now), 0: never */
+    int mon;                   /* the system monitor's handle for the tier directory */
     int seg_fd;                /* current segment file, -1 until the first piece */
     uint64_t seg_id;
     uint64_t seg_tail;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -40,11 +41,11 @@ static int no_space(hcomp_file *f, uint64_t need, hcomp_error *err)
     char tiers[512] = "";
     for (int t = 0; t < f->cfg.ntiers; t++) {
         size_t l = strlen(tiers);
-        snprintf(tiers + l, sizeof(tiers) - l, "%s%s: %s", t ? "; " : "", f->cfg.tier[t].name,
-                 f->tw[t].full ? "full (ENOSPC)" : "capacity reached");
+        snprintf(tiers + l, sizeof(tiers) - l, "%s%s: %.200s", t ? "; " : "", f->cfg.tier[t].name,
+                 f->tw[t].full ? (f->tw[t].why[0] ? f->tw[t].why : "full") : "capacity reached");
     }
-    return hcomp_fail(err, HCOMP_E_NOSPC, "%s: no tier has room for a %llu-byte piece (%s); "
-                      "raise a tier's capacity in %s or free space", f->path,
+    return hcomp_fail(err, HCOMP_E_NOSPC, "%s: no tier can take a %llu-byte piece (%s); "
+                      "raise a tier's capacity in %s, free space or repair the tier", f->path,
                       (unsigned long long) need, tiers, f->cfg.source);
 }
 
@@ -52,10 +53,31 @@ int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, ui
                          hcomp_error *err)
 {
     int is_new;
+    hcomp_tier_writer *w = &f->tw[t];
     int rc = hcomp_tier_writer_segment(f, t, &is_new, err);
+    if (rc != HCOMP_OK && rc != HCOMP_E_NOMEM) {
+        /* the tier's directory vanished or refuses us: take it out of placement */
+        w->full = 1;
+        snprintf(w->why, sizeof(w->why), "%.250s", err ? err->msg : "unusable");
+        return HCOMP_E_NOSPC;
+    }
     if (rc != HCOMP_OK)
         return rc;
-    hcomp_tier_writer *w = &f->tw[t];
+    if (!is_new) {
+        /* the segment must still be where the map will say it is: a tier directory
+         * removed or moved under an open descriptor would swallow pieces unseen */
+        struct stat a, b;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
+        if (fstat(w->seg_fd, &a) != 0 || lstat(path, &b) != 0 || a.st_dev != b.st_dev ||
+            a.st_ino != b.st_ino) {
+            w->full = 1;
+            snprintf(w->why, sizeof(w->why), "segment %.200s vanished", path);
+            close(w->seg_fd);
+            w->seg_fd = -1;
+            return HCOMP_E_NOSPC;
+        }
+    }
     size_t total = 0, done = 0;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
@@ -65,21 +87,20 @@ int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, ui
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
+            /* full, or failing (I/O error, gone read-only...): the tier is taken out of
+             * placement and the piece goes elsewhere; nothing was recorded */
             int e = n < 0 ? errno : ENOSPC;
-            if (e == ENOSPC || e == EDQUOT) {
-                w->full = 1;
-                if (is_new) {   /* leave no empty, unrecorded segment behind */
-                    char path[PATH_MAX];
-                    snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
-                    close(w->seg_fd);
-                    w->seg_fd = -1;
-                    unlink(path);
-                    rmdir(w->dir);
-                }
-                return HCOMP_E_NOSPC;
+            w->full = 1;
+            snprintf(w->why, sizeof(w->why), "%s", strerror(e));
+            if (is_new) {       /* leave no empty, unrecorded segment behind */
+                char path[PATH_MAX];
+                snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
+                close(w->seg_fd);
+                w->seg_fd = -1;
+                unlink(path);
+                rmdir(w->dir);
             }
-            return hcomp_fail_errno(err, e, "%s: writing segment %s/%s on tier \"%s\"", f->path,
-                                    w->dir, w->seg_name, f->cfg.tier[t].name);
+            return HCOMP_E_NOSPC;
         }
         done += (size_t) n;
         for (int i = 0; i < iovcnt && n > 0; i++) {    /* advance past what was written */
@@ -253,6 +274,8 @@ int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off
             pos += n;
         }
     }
+    for (j = 0; j < njobs; j++)     /* the tiers' load, as the monitor reports it */
+        hcomp_monitor_queue(f->tw[tier_of[j]].mon, jobs[j].len);
     double t_enc = hcomp_now();
     hcomp_jobs_start(jobs, njobs, f->opts.threads);
 
@@ -264,9 +287,10 @@ int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off
         double w0 = hcomp_now();
         hcomp_jobs_wait(jobs, njobs, j);
         t_wait += hcomp_now() - w0;
+        hcomp_job *job = &jobs[j];
+        hcomp_monitor_queue(f->tw[tier_of[j]].mon, -(int64_t) job->len);
         if (rc != HCOMP_OK)
             continue;           /* drain the queue before returning the error */
-        hcomp_job *job = &jobs[j];
         if (job->rc != HCOMP_OK) {
             rc = hcomp_fail(err, job->rc, "%s: compressing %u bytes with %s failed", f->path,
                             (unsigned) job->len, hcomp_codec_by_id(job->codec)->name);

@@ -100,6 +100,7 @@ int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err)
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: segment directory path on tier \"%s\" is too long",
                           f->path, tier->name);
     snprintf(w->base, sizeof(w->base), "%s", base);
+    w->mon = hcomp_monitor_watch(base);
     /* capacity is reserved from the tier's ledger when pieces need it */
     w->budget = tier->capacity == UINT64_MAX ? UINT64_MAX : 0;
     w->in_ledger = 0;
@@ -169,6 +170,8 @@ void hcomp_tier_writers_close(hcomp_file *f)
         if (f->tw[t].ready && f->tw[t].seg_fd >= 0)
             close(f->tw[t].seg_fd);
         hcomp_tier_release(f, t);
+        if (f->tw[t].ready)
+            hcomp_monitor_unwatch(f->tw[t].mon);
         f->tw[t].seg_fd = -1;
         f->tw[t].ready = 0;
     }

@@ -791,6 +791,40 @@ static void test_stat_accounting(void **state)
     free(d);
 }
 
+/* A tier whose directory vanishes while the file is open is taken out of placement:
+ * later writes go to the next tier and read back; the bytes that lived on the
+ * vanished tier fail to read with a message naming what is missing, never wrong data. */
+static void test_vanished_tier(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX], moved[PATH_MAX + 8];
+    file_path(fx, "vanish", path, sizeof(path));
+    snprintf(moved, sizeof(moved), "%s.gone", fx->t0);
+    unsigned char *d = random_data(2 * MIB, 21);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, MIB, 0);                    /* lands on tier 0 */
+    assert_true(find_segments(fx->t0) >= 1);
+    assert_int_equal(rename(fx->t0, moved), 0);
+    pwrite_ok(f, d + MIB, MIB, MIB);            /* tier 0 is gone: tier 1 takes it */
+    unsigned char *buf = malloc(MIB);
+    assert_non_null(buf);
+    assert_true(pread_ok(f, buf, MIB, MIB) == MIB);
+    assert_memory_equal(buf, d + MIB, MIB);
+    hcomp_error err;
+    uint64_t got = 0;
+    memset(buf, 0, MIB);
+    int rc = hcomp_file_pread(f, buf, 4096, 0, &got, &err);
+    if (rc == HCOMP_OK) {
+        /* the segment was already open for reading: the bytes must still be right */
+        assert_memory_equal(buf, d, 4096);
+    } else
+        assert_non_null(strstr(err.msg, fx->t0));
+    close_ok(f);
+    assert_int_equal(rename(moved, fx->t0), 0);
+    free(buf);
+    free(d);
+}
+
 static void test_delete(void **state)
 {
     fixture *fx = *state;
@@ -1119,6 +1153,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_spill_to_second_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_when_not_shrinking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stat_accounting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vanished_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),

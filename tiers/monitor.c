@@ -1,0 +1,139 @@
+/* The system monitor thread. */
+#include "monitor.h"
+#include "../engine/manager.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_WATCHED 64
+
+typedef struct watched {
+    char dir[PATH_MAX];
+    int refs;
+    hcomp_tier_status st;
+} watched;
+
+static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
+static watched mon[MAX_WATCHED];
+static int mon_started;
+
+static void probe(const char *dir, hcomp_tier_status *st)
+{
+    struct stat sb;
+    struct statvfs vfs;
+    st->available = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) && access(dir, W_OK | X_OK) == 0;
+    st->free_bytes = st->available && statvfs(dir, &vfs) == 0
+        ? (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize : 0;
+    st->updated = hcomp_now();
+}
+
+static void *monitor_thread(void *arg)
+{
+    (void) arg;
+    for (;;) {
+        char dirs[MAX_WATCHED][PATH_MAX];
+        int which[MAX_WATCHED], n = 0;
+        pthread_mutex_lock(&mon_lock);
+        for (int i = 0; i < MAX_WATCHED; i++)
+            if (mon[i].refs > 0) {
+                memcpy(dirs[n], mon[i].dir, sizeof(dirs[n]));
+                which[n++] = i;
+            }
+        pthread_mutex_unlock(&mon_lock);
+        for (int k = 0; k < n; k++) {   /* probe outside the lock: stat may block */
+            hcomp_tier_status st;
+            probe(dirs[k], &st);
+            pthread_mutex_lock(&mon_lock);
+            watched *w = &mon[which[k]];
+            if (w->refs > 0 && strcmp(w->dir, dirs[k]) == 0) {
+                w->st.available = st.available;
+                w->st.free_bytes = st.free_bytes;
+                w->st.updated = st.updated;
+            }
+            pthread_mutex_unlock(&mon_lock);
+        }
+        struct timespec ts = {0, HCOMP_MONITOR_PERIOD_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+int hcomp_monitor_watch(const char *dir)
+{
+    int h = -1;
+    pthread_mutex_lock(&mon_lock);
+    for (int i = 0; i < MAX_WATCHED && h < 0; i++)
+        if (mon[i].refs > 0 && strcmp(mon[i].dir, dir) == 0)
+            h = i;
+    for (int i = 0; i < MAX_WATCHED && h < 0; i++)
+        if (mon[i].refs == 0) {
+            h = i;
+            snprintf(mon[i].dir, sizeof(mon[i].dir), "%s", dir);
+            memset(&mon[i].st, 0, sizeof(mon[i].st));
+        }
+    if (h >= 0)
+        mon[h].refs++;
+    if (h >= 0 && !mon_started) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        mon_started = pthread_create(&t, &a, monitor_thread, NULL) == 0;
+        pthread_attr_destroy(&a);
+    }
+    pthread_mutex_unlock(&mon_lock);
+    return h;
+}
+
+void hcomp_monitor_unwatch(int h)
+{
+    if (h < 0 || h >= MAX_WATCHED)
+        return;
+    pthread_mutex_lock(&mon_lock);
+    if (mon[h].refs > 0)
+        mon[h].refs--;
+    pthread_mutex_unlock(&mon_lock);
+}
+
+void hcomp_monitor_status(int h, hcomp_tier_status *out)
+{
+    if (h < 0 || h >= MAX_WATCHED) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
+    pthread_mutex_lock(&mon_lock);
+    *out = mon[h].st;
+    char dir[PATH_MAX];
+    memcpy(dir, mon[h].dir, sizeof(dir));
+    pthread_mutex_unlock(&mon_lock);
+    if (hcomp_now() - out->updated > 2.0 * HCOMP_MONITOR_PERIOD_MS / 1000.0) {
+        uint64_t queued = out->queued;
+        probe(dir, out);        /* stale (the thread has not run yet): look now */
+        out->queued = queued;
+        pthread_mutex_lock(&mon_lock);
+        if (mon[h].refs > 0 && strcmp(mon[h].dir, dir) == 0) {
+            mon[h].st.available = out->available;
+            mon[h].st.free_bytes = out->free_bytes;
+            mon[h].st.updated = out->updated;
+        }
+        pthread_mutex_unlock(&mon_lock);
+    }
+}
+
+void hcomp_monitor_queue(int h, int64_t delta)
+{
+    if (h < 0 || h >= MAX_WATCHED)
+        return;
+    pthread_mutex_lock(&mon_lock);
+    if (delta < 0 && (uint64_t) (-delta) > mon[h].st.queued)
+        mon[h].st.queued = 0;
+    else
+        mon[h].st.queued += (uint64_t) delta;
+    pthread_mutex_unlock(&mon_lock);
+}
