@@ -25,6 +25,8 @@
 #   HCOMP_TEST_BACKENDS  "hcomp ufs" (default), "hcomp" or "ufs"
 #   HCOMP_TEST_ONLY      extended regex: run only tests whose name matches
 #   HCOMP_TEST_TIMEOUT   seconds per mpiexec run (default 300)
+#   HCOMP_TEST_RUN_ENV   VAR=value words set for every mpiexec run (e.g. a sanitizer
+#                        build of libhcomp on LD_LIBRARY_PATH, with LD_PRELOAD)
 #   HCOMP_TEST_KEEP=1    keep the work directory (it is printed)
 set -u
 
@@ -136,7 +138,8 @@ run_case() {
     local rc=0
     {
         echo "\$ mpiexec -n $np $*"
-        timeout -k 10 "$TIMEOUT" "$MPIEXEC" -n "$np" "$@"
+        # shellcheck disable=SC2086  # HCOMP_TEST_RUN_ENV is a list of VAR=value words
+        timeout -k 10 "$TIMEOUT" env ${HCOMP_TEST_RUN_ENV:-} "$MPIEXEC" -n "$np" "$@"
     } > "$log" 2>&1 || rc=$?
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
         echo "(timed out after ${TIMEOUT}s)" >> "$log"
