@@ -1,18 +1,21 @@
-/* Draining node-local tiers at close (hcomp_drain=close): every live piece this
- * opener stored on a node-local tier is copied, as stored (header and payload), to
- * the first shared tier with room; one append records all the moves (RELOCATE);
- * then the node-local segments are removed. A reader that read the old place
- * before the removal got the right bytes; one that comes after replays the moves
- * first (and retries once if it raced with the removal). */
+/* Draining node-local tiers (hcomp_drain): every live piece this opener stored on a
+ * node-local tier is copied, as stored (header and payload), to the first shared tier
+ * with room; one append records the moves (RELOCATE); then the old copies are freed:
+ * at close the node-local segments are removed, in the background (while the file is
+ * idle) the moved pieces' bytes are punched out of them. A reader that read the old
+ * place before that got the right bytes; one that comes after replays the moves first,
+ * and one that raced with it fails the checksum and retries at the new place. */
 #include "file_internal.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 static int segment_index(const hcomp_file *f, uint64_t id)
@@ -60,15 +63,19 @@ static int move_piece(hcomp_file *f, int first_shared, int src_fd, const char *s
     }
 }
 
-int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
+/* Move up to max_bytes of live pieces off this opener's node-local segments; punch
+ * their old bytes out when punch is set. */
+static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *moved,
+                        hcomp_error *err)
 {
+    *moved = 0;
     int first_shared = -1;
     for (int t = 0; t < f->cfg.ntiers && first_shared < 0; t++)
         if (!f->cfg.tier[t].node_local)
             first_shared = t;
     int any = 0;
     for (int t = 0; t < f->cfg.ntiers; t++)
-        any |= f->cfg.tier[t].node_local && f->tw[t].ready && f->tw[t].seg_fd >= 0;
+        any |= f->cfg.tier[t].node_local && f->tw[t].ready && f->tw[t].seg_id != 0;
     if (first_shared < 0 || !any)
         return HCOMP_OK;        /* nothing to move, or nowhere to move it */
     int rc = hcomp_log_refresh(f, err);
@@ -79,31 +86,79 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory draining", f->path);
     for (size_t i = 0; i < f->map.n; i++)
         live[f->map.v[i].piece] = 1;
+    typedef struct { int fd; uint64_t off, len; } hole;
+    hole *holes = NULL;
+    size_t nholes = 0;
     unsigned char *buf = NULL;
     size_t cap = 0;
     f->batch.len = 0;
-    for (int t = 0; t < f->cfg.ntiers && rc == HCOMP_OK; t++) {
+    for (int t = 0; t < f->cfg.ntiers && rc == HCOMP_OK && *moved < max_bytes; t++) {
         hcomp_tier_writer *w = &f->tw[t];
-        if (!f->cfg.tier[t].node_local || !w->ready || w->seg_fd < 0)
+        if (!f->cfg.tier[t].node_local || !w->ready || w->seg_id == 0)
             continue;
         int s = segment_index(f, w->seg_id);
         if (s < 0 || f->segs[s].path == NULL)
             continue;
-        int fd = open(f->segs[s].path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = open(f->segs[s].path, (punch ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             rc = hcomp_fail_errno(err, errno, "%s: draining: opening %s", f->path, f->segs[s].path);
             break;
         }
-        for (size_t i = 0; i < f->npieces && rc == HCOMP_OK; i++)
-            if (f->pieces[i].seg == (uint32_t) s && live[i])
-                rc = move_piece(f, first_shared, fd, f->segs[s].path, &f->pieces[i], w->seg_id,
-                                &buf, &cap, err);
-        close(fd);
+        int keep = 0;
+        for (size_t i = 0; i < f->npieces && rc == HCOMP_OK && *moved < max_bytes; i++) {
+            if (f->pieces[i].seg != (uint32_t) s || !live[i])
+                continue;
+            rc = move_piece(f, first_shared, fd, f->segs[s].path, &f->pieces[i], w->seg_id,
+                            &buf, &cap, err);
+            if (rc != HCOMP_OK)
+                break;
+            uint64_t len = HCOMP_PIECE_HEADER_SIZE + (uint64_t) f->pieces[i].stored_len;
+            *moved += len;
+            if (punch) {
+                hole *h = realloc(holes, (nholes + 1) * sizeof(*h));
+                if (h == NULL) {
+                    rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+                    break;
+                }
+                holes = h;
+                holes[nholes++] = (hole) {fd, f->pieces[i].seg_off, len};
+                keep = 1;
+            }
+        }
+        if (!keep)
+            close(fd);
     }
     free(buf);
     free(live);
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);
+    /* recorded: the old copies can go (a failure above leaves them valid and in use) */
+    int last_fd = -1;
+    for (size_t i = 0; i < nholes; i++) {
+        if (rc == HCOMP_OK)
+            (void) fallocate(holes[i].fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                             (off_t) holes[i].off, (off_t) holes[i].len);
+        if (holes[i].fd != last_fd && last_fd >= 0)
+            close(last_fd);
+        last_fd = holes[i].fd;
+    }
+    if (last_fd >= 0)
+        close(last_fd);
+    free(holes);
+    if (rc != HCOMP_OK)
+        return rc;
+    return hcomp_log_refresh(f, err);
+}
+
+int hcomp_drain_step(hcomp_file *f, uint64_t max_bytes, uint64_t *moved, hcomp_error *err)
+{
+    return drain_pieces(f, max_bytes, 1, moved, err);
+}
+
+int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
+{
+    uint64_t moved;
+    int rc = drain_pieces(f, UINT64_MAX, 0, &moved, err);
     if (rc != HCOMP_OK)
         return rc;              /* nothing recorded: the node-local copies stay valid */
     /* every live piece has a shared copy now: free the node-local tier */
@@ -118,5 +173,55 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
         unlink(path);
         rmdir(w->dir);          /* fails, harmlessly, while other openers' segments remain */
     }
-    return hcomp_log_refresh(f, err);
+    return HCOMP_OK;
+}
+
+/* ---- the background drain --------------------------------------------------------- */
+
+#define DRAIN_PERIOD_S 0.2      /* how often it looks */
+#define DRAIN_IDLE_S 0.1        /* the caller must have been idle this long */
+#define DRAIN_STEP_BYTES (16u << 20)
+
+static void *drain_main(void *arg)
+{
+    hcomp_file *f = arg;
+    pthread_mutex_lock(&f->lock);
+    while (!f->drain_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long) (DRAIN_PERIOD_S * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&f->drain_wake, &f->lock, &ts);
+        if (f->drain_stop || hcomp_now() - f->last_io < DRAIN_IDLE_S)
+            continue;
+        uint64_t moved = 0;
+        hcomp_error e;
+        if (hcomp_drain_step(f, DRAIN_STEP_BYTES, &moved, &e) == HCOMP_OK)
+            f->stats.drained_bytes += moved;
+        else
+            f->stats.drain_errors++;    /* the data stays where it is; close tries again */
+    }
+    pthread_mutex_unlock(&f->lock);
+    return NULL;
+}
+
+void hcomp_drain_start(hcomp_file *f)
+{
+    f->drain_stop = 0;
+    f->drain_running = pthread_create(&f->drain_thread, NULL, drain_main, f) == 0;
+}
+
+void hcomp_drain_stop(hcomp_file *f)
+{
+    if (!f->drain_running)
+        return;
+    pthread_mutex_lock(&f->lock);
+    f->drain_stop = 1;
+    pthread_cond_signal(&f->drain_wake);
+    pthread_mutex_unlock(&f->lock);
+    pthread_join(f->drain_thread, NULL);
+    f->drain_running = 0;
 }

@@ -3,6 +3,7 @@
 #define HCOMP_FILE_INTERNAL_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "hcomp.h"
@@ -98,6 +99,13 @@ struct hcomp_file {
     int dtype_hint;            /* enum hcomp_dtype of the data being written, or -1 */
     hcomp_file_stats stats;
 
+    /* the background drain (hcomp_drain=background) shares the file with the caller */
+    pthread_mutex_t lock;
+    pthread_cond_t drain_wake;
+    pthread_t drain_thread;
+    int drain_running, drain_stop;
+    double last_io;            /* hcomp_now() of the caller's last operation */
+
     /* reading */
     unsigned char *rbuf;       /* stored bytes of one piece */
     size_t rbuf_cap;
@@ -107,6 +115,18 @@ struct hcomp_file {
     size_t cache_cap;
     int64_t cache_piece;       /* -1: empty */
 };
+
+/* The public file operations take f->lock (engine/file_api.c) and call these. */
+int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
+                             hcomp_error *err);
+int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off,
+                            uint64_t *nread, hcomp_error *err);
+int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err);
+int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcomp_error *err);
+int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err);
+int hcomp_file_size_locked(hcomp_file *f, uint64_t *size, hcomp_error *err);
+int hcomp_file_truncate_locked(hcomp_file *f, uint64_t size, hcomp_error *err);
+int hcomp_file_extend_locked(hcomp_file *f, uint64_t size, hcomp_error *err);
 
 /* engine/file_log.c */
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
@@ -123,6 +143,11 @@ int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, in
 
 /* engine/drain.c: move this opener's live pieces off node-local tiers */
 int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err);
+/* Move at most max_bytes of them now, freeing their old place (background drain);
+ * *moved tells how many bytes moved. */
+int hcomp_drain_step(hcomp_file *f, uint64_t max_bytes, uint64_t *moved, hcomp_error *err);
+void hcomp_drain_start(hcomp_file *f);
+void hcomp_drain_stop(hcomp_file *f);
 
 /* engine/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);

@@ -124,6 +124,8 @@ static void file_free(hcomp_file *f)
     free(f->unfilter);
     free(f->cache);
     hcomp_bytes_free(&f->batch);
+    pthread_cond_destroy(&f->drain_wake);
+    pthread_mutex_destroy(&f->lock);
     free(f->path);
     free(f);
 }
@@ -150,6 +152,8 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     f->map_fd = -1;
     f->cache_piece = -1;
     f->dtype_hint = -1;
+    pthread_mutex_init(&f->lock, NULL);
+    pthread_cond_init(&f->drain_wake, NULL);
     f->perm = perm & 0777;
     f->sharers = sharers > 0 ? sharers : 1;
     f->writable = !(flags & HCOMP_O_RDONLY);
@@ -214,6 +218,8 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
         file_free(f);
         return rc;
     }
+    if (f->writable && f->opts.drain == 2)
+        hcomp_drain_start(f);
     *out = f;
     return HCOMP_OK;
 }
@@ -245,7 +251,7 @@ static void remove_own_segments(hcomp_file *f)
     }
 }
 
-int hcomp_file_close(hcomp_file *f, hcomp_error *err)
+int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
 {
     hcomp_ok(err);
     if (f == NULL)
@@ -303,7 +309,7 @@ int hcomp_file_fd(const hcomp_file *f)
     return f->map_fd;
 }
 
-int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error *err)
+int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcomp_error *err)
 {
     hcomp_ok(err);
     char now[PATH_MAX], want[PATH_MAX];
@@ -318,7 +324,7 @@ int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error
     return HCOMP_OK;
 }
 
-int hcomp_file_sync(hcomp_file *f, hcomp_error *err)
+int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
 {
     hcomp_ok(err);
     if (!f->writable)
@@ -332,7 +338,7 @@ int hcomp_file_sync(hcomp_file *f, hcomp_error *err)
     return HCOMP_OK;
 }
 
-int hcomp_file_size(hcomp_file *f, uint64_t *size, hcomp_error *err)
+int hcomp_file_size_locked(hcomp_file *f, uint64_t *size, hcomp_error *err)
 {
     hcomp_ok(err);
     int rc = hcomp_log_refresh(f, err);
@@ -356,12 +362,12 @@ static int append_size(hcomp_file *f, uint64_t size, int mode, hcomp_error *err)
     return rc == HCOMP_OK ? hcomp_log_refresh(f, err) : rc;
 }
 
-int hcomp_file_truncate(hcomp_file *f, uint64_t size, hcomp_error *err)
+int hcomp_file_truncate_locked(hcomp_file *f, uint64_t size, hcomp_error *err)
 {
     return append_size(f, size, HCOMP_SIZE_SET, err);
 }
 
-int hcomp_file_extend(hcomp_file *f, uint64_t size, hcomp_error *err)
+int hcomp_file_extend_locked(hcomp_file *f, uint64_t size, hcomp_error *err)
 {
     return append_size(f, size, HCOMP_SIZE_GROW, err);
 }

@@ -126,7 +126,7 @@ static int piece_bytes(hcomp_file *f, uint32_t idx, const unsigned char **out, h
     return HCOMP_OK;
 }
 
-int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *nread,
+int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *nread,
                      hcomp_error *err)
 {
     hcomp_ok(err);

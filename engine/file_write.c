@@ -216,7 +216,7 @@ static hcomp_job *jobs_for(hcomp_file *f, size_t n)
     return f->jobs;
 }
 
-int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
+int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
                       hcomp_error *err)
 {
     hcomp_ok(err);

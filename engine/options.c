@@ -313,17 +313,20 @@ static int opt_parse_drain(hcomp_options *o, const char *key, const char *v, hco
 {
     if (strcmp(v, "close") == 0)
         o->drain = 1;
+    else if (strcmp(v, "background") == 0)
+        o->drain = 2;
     else if (strcmp(v, "never") == 0)
         o->drain = 0;
     else
         return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"close\" (move node-local "
-                          "data to a shared tier at close) or \"never\" (keep it where it is)", key, v);
+                          "data to a shared tier at close), \"background\" (also while the "
+                          "file is idle) or \"never\" (keep it where it is)", key, v);
     return HCOMP_OK;
 }
 
 static void opt_show_drain(const hcomp_options *o, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s", o->drain ? "close" : "never");
+    snprintf(buf, n, "%s", o->drain == 2 ? "background" : o->drain ? "close" : "never");
 }
 
 typedef int (*opt_parser)(hcomp_options *, const char *, const char *, hcomp_error *);

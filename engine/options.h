@@ -47,7 +47,8 @@ struct hcomp_options {
     unsigned threads;               /* 0: as many as the cores */
     int shuffle;                    /* 1: a candidate when the data type allows it */
     int stats;                      /* -1: $HCOMP_STATS decides */
-    int drain;                      /* 1: node-local pieces move to a shared tier at close */
+    int drain;                      /* node-local pieces move to a shared tier: 0 never,
+                                       1 at close, 2 also in the background when idle */
 };
 
 enum hcomp_priority {

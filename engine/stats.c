@@ -15,6 +15,9 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
             (unsigned long long) s->pieces, (unsigned long long) s->bytes_in,
             (unsigned long long) stored, stored ? (double) s->bytes_in / (double) stored : 0.0,
             (unsigned long long) s->shuffled_pieces);
+    if (s->drained_bytes || s->drain_errors)
+        fprintf(out, "  drained in the background: %llu bytes (%llu failed attempts)\n",
+                (unsigned long long) s->drained_bytes, (unsigned long long) s->drain_errors);
     for (int t = 0; t < cfg->ntiers; t++) {
         int best = 0;
         for (int c = 1; c < HCOMP_CODEC_COUNT; c++)
@@ -46,6 +49,7 @@ char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
     json_object_set_new(o, "tasks", json_integer((json_int_t) s->tasks));
     json_object_set_new(o, "pieces", json_integer((json_int_t) s->pieces));
     json_object_set_new(o, "bytes_in", json_integer((json_int_t) s->bytes_in));
+    json_object_set_new(o, "drained_bytes", json_integer((json_int_t) s->drained_bytes));
     json_object_set_new(o, "write_seconds", json_real(s->t_write));
 #define HCOMP_TIME_JSON(name, desc) json_object_set_new(o, #name "_seconds", json_real(s->t_##name));
     HCOMP_TIME_LIST(HCOMP_TIME_JSON)

@@ -26,6 +26,7 @@ typedef struct hcomp_file_stats {
     uint64_t tier_raw[HCOMP_MAX_TIERS], tier_stored[HCOMP_MAX_TIERS], tier_pieces[HCOMP_MAX_TIERS];
     uint64_t codec_raw[HCOMP_CODEC_COUNT], codec_stored[HCOMP_CODEC_COUNT];
     uint64_t codec_pieces[HCOMP_CODEC_COUNT], shuffled_pieces;
+    uint64_t drained_bytes, drain_errors;   /* background drain */
     /* the codec chosen most (by bytes) on each tier */
     uint64_t tier_codec_raw[HCOMP_MAX_TIERS][HCOMP_CODEC_COUNT];
 } hcomp_file_stats;

@@ -74,7 +74,7 @@ uint64_t hcomp_tier_usage(const char *dir)
         struct stat st;
         while ((g = readdir(s)) != NULL)
             if (fstatat(sfd, g->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-                used += (uint64_t) st.st_size;
+                used += (uint64_t) st.st_blocks * 512;  /* space in use: drained holes free it */
         closedir(s);
     }
     closedir(d);

@@ -351,6 +351,61 @@ static void test_two_nodes(void **state)
     free(d);
 }
 
+static uint64_t blocks_in(const char *dir)
+{
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof(cmd), "du -sk '%s' | cut -f1", dir);
+    FILE *p = popen(cmd, "r");
+    unsigned long long kib = 0;
+    assert_non_null(p);
+    assert_int_equal(fscanf(p, "%llu", &kib), 1);
+    pclose(p);
+    return kib * 1024;
+}
+
+/* Background drain: while the writer is idle, its node-local pieces move to the
+ * shared tier (their node-local space is freed) and another node can read them
+ * before the writer closes. */
+static void test_background_drain(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = 4 * MIB;
+    char *d = text(len);
+    char *back = malloc(len);
+    hcomp_error err;
+    setenv("HCOMP_NODE", "node-A", 1);
+    hcomp_options *o = opts(fx, "hcomp_drain", "background", "hcomp_priority", "async", NULL);
+    hcomp_file *f;
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_pwrite(f, d, len, 0, &err), HCOMP_OK);
+    uint64_t before = blocks_in(fx->t0);
+    assert_true(before > 64 * 1024);
+    uint64_t after = before;
+    for (int i = 0; i < 50 && after > 64 * 1024; i++) {     /* idle: up to 5 s */
+        usleep(100000);
+        after = blocks_in(fx->t0);
+    }
+    if (after > 64 * 1024)
+        fail_msg("node-local tier still holds %llu bytes (was %llu)", (unsigned long long) after,
+                 (unsigned long long) before);
+    setenv("HCOMP_NODE", "node-B", 1);
+    if (read_file(fx, back, len, &err) != HCOMP_OK)
+        fail_msg("node B while A has it open: %s", err.msg);
+    assert_memory_equal(back, d, len);
+    setenv("HCOMP_NODE", "node-A", 1);
+    /* the writer goes on writing and reading, correctly */
+    assert_int_equal(hcomp_file_pwrite(f, d, 4096, len, &err), HCOMP_OK);
+    uint64_t got = 0;
+    assert_int_equal(hcomp_file_pread(f, back, len, 0, &got, &err), HCOMP_OK);
+    assert_true(got == len);
+    assert_memory_equal(back, d, len);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    hcomp_options_free(o);
+    delete_file(fx);
+    free(back);
+    free(d);
+}
+
 /* Feedback: the model learns from measured pieces and is written back to the seed
  * the user named, at close, by the model's owner only. */
 static void test_feedback_saved_to_seed(void **state)
@@ -414,6 +469,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fixed_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shuffle_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,58 @@
+/* The public file operations: each holds the file's lock, so that the background
+ * drain (engine/drain.c) never sees the file half-updated. */
+#include "file_internal.h"
+#include "manager.h"
+
+#define LOCKED(f, call)                      \
+    do {                                     \
+        pthread_mutex_lock(&(f)->lock);      \
+        int rc_ = (call);                    \
+        (f)->last_io = hcomp_now();          \
+        pthread_mutex_unlock(&(f)->lock);    \
+        return rc_;                          \
+    } while (0)
+
+int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
+                      hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_pwrite_locked(f, buf, len, off, err));
+}
+
+int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *nread,
+                     hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_pread_locked(f, buf, len, off, nread, err));
+}
+
+int hcomp_file_size(hcomp_file *f, uint64_t *size, hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_size_locked(f, size, err));
+}
+
+int hcomp_file_truncate(hcomp_file *f, uint64_t size, hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_truncate_locked(f, size, err));
+}
+
+int hcomp_file_extend(hcomp_file *f, uint64_t size, hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_extend_locked(f, size, err));
+}
+
+int hcomp_file_sync(hcomp_file *f, hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_sync_locked(f, err));
+}
+
+int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_set_options_locked(f, opts, err));
+}
+
+int hcomp_file_close(hcomp_file *f, hcomp_error *err)
+{
+    if (f == NULL)
+        return hcomp_file_close_locked(f, err);
+    hcomp_drain_stop(f);        /* joins the drain thread: nobody else uses f now */
+    return hcomp_file_close_locked(f, err);
+}
