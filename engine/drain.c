@@ -162,17 +162,7 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
     if (rc != HCOMP_OK)
         return rc;              /* nothing recorded: the node-local copies stay valid */
     /* every live piece has a shared copy now: free the node-local tier */
-    for (int t = 0; t < f->cfg.ntiers; t++) {
-        hcomp_tier_writer *w = &f->tw[t];
-        if (!f->cfg.tier[t].node_local || !w->ready || w->seg_fd < 0)
-            continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
-        close(w->seg_fd);
-        w->seg_fd = -1;
-        unlink(path);
-        rmdir(w->dir);          /* fails, harmlessly, while other openers' segments remain */
-    }
+    hcomp_tier_remove_own_segments(f, 1);
     return HCOMP_OK;
 }
 

@@ -157,6 +157,8 @@ int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *er
 int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err);
 int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *err);
 void hcomp_tier_writers_close(hcomp_file *f);
+/* Remove the segments this opener wrote (all, or those on node-local tiers). */
+void hcomp_tier_remove_own_segments(hcomp_file *f, int node_local_only);
 uint64_t hcomp_tier_usage(const char *tier_dir);
 
 /* tiers/tier_ledger.c: capacity shared by all writers of a tier */

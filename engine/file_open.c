@@ -235,22 +235,6 @@ static int mapping_file_gone(const hcomp_file *f)
     return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
-/* Remove the segments this opener wrote: nothing can reach them any more. */
-static void remove_own_segments(hcomp_file *f)
-{
-    for (int t = 0; t < f->cfg.ntiers; t++) {
-        hcomp_tier_writer *w = &f->tw[t];
-        if (!w->ready || w->seg_fd < 0)
-            continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
-        close(w->seg_fd);
-        w->seg_fd = -1;
-        unlink(path);
-        rmdir(w->dir);
-    }
-}
-
 int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
 {
     hcomp_ok(err);
@@ -264,7 +248,7 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
             ;
     int gone = f->writable && mapping_file_gone(f);
     if (gone)       /* deleted under us (e.g. ROMIO's shared-pointer file): leave nothing */
-        remove_own_segments(f);
+        hcomp_tier_remove_own_segments(f, 0);
     if (f->writable && !gone && f->opts.drain)
         rc = hcomp_drain_node_local(f, err);
     if (f->writable && !gone && f->stats.tasks > 0) {

@@ -164,6 +164,21 @@ void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, do
     }
 }
 
+void hcomp_tier_remove_own_segments(hcomp_file *f, int node_local_only)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++) {
+        hcomp_tier_writer *w = &f->tw[t];
+        if (!w->ready || w->seg_fd < 0 || (node_local_only && !f->cfg.tier[t].node_local))
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
+        close(w->seg_fd);
+        w->seg_fd = -1;
+        unlink(path);
+        rmdir(w->dir);          /* fails, harmlessly, while other openers' segments remain */
+    }
+}
+
 void hcomp_tier_writers_close(hcomp_file *f)
 {
     for (int t = 0; t < HCOMP_MAX_TIERS; t++) {

@@ -11,34 +11,6 @@
 #include "tcommon.h"
 
 #define TOTAL (8 * MiB)
-#define LINE 64
-
-static void gen(uint8_t *b, uint64_t off, uint64_t len)
-{
-    for (uint64_t i = 0; i < len;) {
-        uint64_t o = off + i;
-        if (o < TOTAL / 2) { /* text: one 64-byte line per step */
-            uint64_t step = o / LINE, in = o % LINE;
-            char line[LINE + 64];
-            double tt = (double)step * 0.001;
-            int n = snprintf(line, sizeof line, "step=%08llu t=%10.4f T=%8.3f p=%9.2f",
-                             (unsigned long long)step, tt, 300.0 + 20.0 * sin(tt),
-                             101325.0 + 50.0 * cos(tt * 0.7));
-            memset(line + n, ' ', (size_t)(LINE - n));
-            line[LINE - 1] = '\n';
-            uint64_t take = LINE - in < len - i ? LINE - in : len - i;
-            memcpy(b + i, line + in, take);
-            i += take;
-        } else { /* int32 little-endian samples of a smooth signal */
-            uint64_t idx = (o - TOTAL / 2) / 4, in = o % 4;
-            int32_t v = (int32_t)lround(1000.0 * sin((double)idx / 500.0));
-            uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-            uint64_t take = 4 - in < len - i ? 4 - in : len - i;
-            memcpy(b + i, le + in, take);
-            i += take;
-        }
-    }
-}
 
 static uint64_t stored(const ttiers *tt, const char *path)
 {
@@ -59,7 +31,7 @@ static uint64_t run(const tctx *t, const ttiers *tt, const char *key, const char
     MPI_Status st;
     uint64_t a = (uint64_t)t->rank * TOTAL / t->nprocs, b = (uint64_t)(t->rank + 1) * TOTAL / t->nprocs;
     uint8_t *w = t_malloc(b - a), *r = t_malloc(b - a);
-    gen(w, a, b - a);
+    t_gen_log_field(w, a, b - a, TOTAL);
 
     MPI_File fh = t_open(t, t->target, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, info);
     MPI_Info got;

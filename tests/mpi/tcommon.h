@@ -637,4 +637,35 @@ TC_UNUSED static void t_remove_tiers(const tctx *t, ttiers *tt)
     t_rmdir(t, tt->top);
 }
 
+#define T_LINE 64
+/* Realistic compressible output, total bytes: fixed-width text log lines (first half),
+ * then a smooth int32 field, little-endian (second half); bytes [off, off+len). */
+TC_UNUSED static void t_gen_log_field(uint8_t *b, uint64_t off, uint64_t len, uint64_t total)
+{
+    for (uint64_t i = 0; i < len;) {
+        uint64_t o = off + i;
+        if (o < total / 2) { /* text: one 64-byte line per step */
+            uint64_t step = o / T_LINE, in = o % T_LINE;
+            char line[T_LINE + 64];
+            double tt = (double)step * 0.001;
+            int n = snprintf(line, sizeof line, "step=%08llu t=%10.4f T=%8.3f p=%9.2f",
+                             (unsigned long long)step, tt, 300.0 + 20.0 * sin(tt),
+                             101325.0 + 50.0 * cos(tt * 0.7));
+            memset(line + n, ' ', (size_t)(T_LINE - n));
+            line[T_LINE - 1] = '\n';
+            uint64_t take = T_LINE - in < len - i ? T_LINE - in : len - i;
+            memcpy(b + i, line + in, take);
+            i += take;
+        } else { /* int32 little-endian samples of a smooth signal */
+            uint64_t idx = (o - total / 2) / 4, in = o % 4;
+            int32_t v = (int32_t)lround(1000.0 * sin((double)idx / 500.0));
+            uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+            uint64_t take = 4 - in < len - i ? 4 - in : len - i;
+            memcpy(b + i, le + in, take);
+            i += take;
+        }
+    }
+}
+
+
 #endif
