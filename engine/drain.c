@@ -7,6 +7,8 @@
  * and one that raced with it fails the checksum and retries at the new place. */
 #include "file_internal.h"
 #include "util.h"
+#include "engine.h"
+#include "manager.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,38 +28,55 @@ static int segment_index(const hcomp_file *f, uint64_t id)
     return -1;
 }
 
-/* Copy one piece (header and payload as stored) to a shared tier. */
-static int move_piece(hcomp_file *f, int first_shared, int src_fd, const char *src_path,
-                      const hcomp_piece *p, uint64_t seg_id, unsigned char **buf, size_t *cap,
-                      hcomp_error *err)
+/* Move one piece to a shared tier, encoded as the engine would for that tier (a
+ * piece stored raw on a fast tier is often worth compressing on a slow one). */
+static int move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64_t seg_id,
+                      hcomp_job *job, unsigned char **raw, size_t *cap, hcomp_error *err)
 {
-    size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
-    if (hcomp_grow(buf, cap, total) != 0)
+    const hcomp_piece *p = &f->pieces[idx];
+    if (hcomp_grow(raw, cap, p->raw_len ? p->raw_len : 1) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory draining", f->path);
-    long long got = hcomp_pread_full(src_fd, *buf, total, p->seg_off);
-    if (got != (long long) total)
-        return hcomp_fail(err, HCOMP_E_IO, "%s: draining: cannot read the piece at %llu of %s",
-                          f->path, (unsigned long long) p->seg_off, src_path);
+    int rc = hcomp_piece_load(f, idx, *raw, err);   /* checked: never moves damage */
+    if (rc != HCOMP_OK)
+        return rc;
+    uint64_t old_off = p->seg_off;
     for (;;) {
-        int rc, t = hcomp_first_fit(f, first_shared, total, err, &rc);
+        int t = hcomp_first_fit(f, first_shared, HCOMP_PIECE_HEADER_SIZE + (uint64_t) p->raw_len,
+                                err, &rc);
         if (rc != HCOMP_OK)
             return rc;
         if (t < 0)
-            return hcomp_fail(err, HCOMP_E_NOSPC, "%s: draining: no shared tier has room for a "
-                              "%zu-byte piece; the data stays on the node-local tier in %s",
-                              f->path, total, src_path);
+            return hcomp_fail(err, HCOMP_E_NOSPC, "%s: draining: no shared tier has room for "
+                              "a %u-byte piece; the data stays on its node-local tier", f->path,
+                              (unsigned) p->raw_len);
         if (f->cfg.tier[t].node_local) {
             first_shared = t + 1;
             continue;
         }
-        struct iovec iov = {*buf, total};
+        unsigned codec;
+        int level, filter;
+        hcomp_engine_choose(f, *raw, p->raw_len, t, &codec, &level, &filter);
+        job->src = *raw;
+        job->len = p->raw_len;
+        job->codec = codec;
+        job->level = level;
+        job->filter = filter;
+        hcomp_job_encode(job);
+        if (job->rc != HCOMP_OK)
+            return hcomp_fail(err, job->rc, "%s: draining: encoding a piece failed", f->path);
+        unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
+        hcomp_piece_header h = {p->start, p->raw_len, job->stored, job->codec_used, job->filter_used};
+        hcomp_piece_header_encode(&h, hdr);
+        struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *) job->payload, job->stored}};
         uint64_t new_off;
-        rc = hcomp_segment_append(f, t, &iov, 1, &new_off, err);
+        rc = hcomp_segment_append(f, t, iov, 2, &new_off, err);
         if (rc == HCOMP_E_NOSPC)
             continue;           /* that tier is marked full now */
         if (rc != HCOMP_OK)
             return rc;
-        if (hcomp_map_encode_relocate(&f->batch, seg_id, p->seg_off, f->tw[t].seg_id, new_off) != 0)
+        if (hcomp_map_encode_relocate(&f->batch, seg_id, old_off, f->tw[t].seg_id, new_off,
+                                      job->stored, hcomp_crc32(job->payload, job->stored),
+                                      job->codec_used, job->filter_used) != 0)
             return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
         return HCOMP_OK;
     }
@@ -81,16 +100,20 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
     int rc = hcomp_log_refresh(f, err);
     if (rc != HCOMP_OK)
         return rc;
-    unsigned char *live = calloc(f->npieces ? f->npieces : 1, 1);
+    size_t npieces = f->npieces;    /* a retry inside a read may replay more: not these */
+    unsigned char *live = calloc(npieces ? npieces : 1, 1);
     if (live == NULL)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory draining", f->path);
     for (size_t i = 0; i < f->map.n; i++)
-        live[f->map.v[i].piece] = 1;
+        if (f->map.v[i].piece < npieces)
+            live[f->map.v[i].piece] = 1;
     typedef struct { int fd; uint64_t off, len; } hole;
     hole *holes = NULL;
     size_t nholes = 0;
     unsigned char *buf = NULL;
     size_t cap = 0;
+    hcomp_job job;
+    memset(&job, 0, sizeof(job));
     f->batch.len = 0;
     for (int t = 0; t < f->cfg.ntiers && rc == HCOMP_OK && *moved < max_bytes; t++) {
         hcomp_tier_writer *w = &f->tw[t];
@@ -105,11 +128,10 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
             break;
         }
         int keep = 0;
-        for (size_t i = 0; i < f->npieces && rc == HCOMP_OK && *moved < max_bytes; i++) {
+        for (size_t i = 0; i < npieces && rc == HCOMP_OK && *moved < max_bytes; i++) {
             if (f->pieces[i].seg != (uint32_t) s || !live[i])
                 continue;
-            rc = move_piece(f, first_shared, fd, f->segs[s].path, &f->pieces[i], w->seg_id,
-                            &buf, &cap, err);
+            rc = move_piece(f, first_shared, (uint32_t) i, w->seg_id, &job, &buf, &cap, err);
             if (rc != HCOMP_OK)
                 break;
             uint64_t len = HCOMP_PIECE_HEADER_SIZE + (uint64_t) f->pieces[i].stored_len;
@@ -129,6 +151,8 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
             close(fd);
     }
     free(buf);
+    free(job.out);
+    free(job.tmp);
     free(live);
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);

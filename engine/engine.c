@@ -195,10 +195,9 @@ static void tier_speed(hcomp_file *f, int t, hcdp_tier *out)
         out->latency = 0;
 }
 
-int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
-                      hcomp_error *err)
+/* The task's features, and those of its byte-shuffled data when shuffle may apply. */
+static void analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan)
 {
-    double t0 = hcomp_now();
     memset(&plan->feat, 0, sizeof(plan->feat));
     memset(&plan->feat_sh, 0, sizeof(plan->feat_sh));
     int auto_mode = f->opts.codec == NULL;
@@ -215,6 +214,13 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
             plan->has_sh = 1;
         }
     }
+}
+
+int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
+                      hcomp_error *err)
+{
+    double t0 = hcomp_now();
+    analyze_task(f, buf, len, plan);
     double t1 = hcomp_now();
     hcdp_input *in = &plan->input;
     in->size = len;
@@ -252,6 +258,43 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     f->stats.t_placement += t3 - t2;
     (void) err;
     return HCOMP_OK;
+}
+
+void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, unsigned *codec,
+                         int *level, int *filter)
+{
+    static _Thread_local hcomp_task_plan plan;
+    analyze_task(f, buf, len, &plan);
+    hcdp_input *in = &plan.input;
+    in->size = len;
+    in->piece_size = f->opts.piece_size;
+    in->w.wc = f->opts.wc;
+    in->w.wd = f->opts.wd;
+    in->w.wr = f->opts.wr;
+    double sum = in->w.wc + in->w.wd + in->w.wr;
+    if (sum > 0) {
+        in->w.wc /= sum;
+        in->w.wd /= sum;
+        in->w.wr /= sum;
+    }
+    candidates(f, &plan);
+    in->ntiers = 1;
+    tier_speed(f, t, &in->tier[0]);
+    in->tier[0].room = UINT64_MAX / 4;
+    int best = 0;
+    double best_cost = hcdp_place_cost(in, len, 0, 0);
+    for (int c = 1; c < in->ncand; c++) {
+        if (!(in->cand[c].ratio > 1.0))
+            continue;
+        double cost = hcdp_place_cost(in, len, 0, c);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = c;
+        }
+    }
+    *codec = in->cand[best].codec;
+    *level = in->cand[best].level;
+    *filter = in->cand[best].filter;
 }
 
 void hcomp_engine_feedback(hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job)

@@ -25,6 +25,10 @@ int hcomp_engine_close(struct hcomp_file *f, hcomp_error *err);
 /* Analyse, predict and plan one task of len bytes. */
 int hcomp_engine_plan(struct hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
                       hcomp_error *err);
+/* The encoding the engine would give len bytes stored on tier t alone (used when a
+ * drain moves a piece to another tier). */
+void hcomp_engine_choose(struct hcomp_file *f, const void *buf, uint64_t len, int t,
+                         unsigned *codec, int *level, int *filter);
 /* Feed a piece's measured compression cost back to the predictor. */
 void hcomp_engine_feedback(struct hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job);
 

@@ -155,8 +155,13 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
     int64_t idx = loc_find(f, (uint32_t) from, r->u.reloc.old_off);
     if (idx < 0)
         return 0;
-    f->pieces[idx].seg = (uint32_t) to;
-    f->pieces[idx].seg_off = r->u.reloc.new_off;
+    hcomp_piece *p = &f->pieces[idx];
+    p->seg = (uint32_t) to;
+    p->seg_off = r->u.reloc.new_off;
+    p->stored_len = r->u.reloc.stored_len;
+    p->crc = r->u.reloc.crc;
+    p->codec = r->u.reloc.codec;
+    p->filter = r->u.reloc.filter;
     return loc_insert(f, (uint32_t) idx);
 }
 

@@ -166,16 +166,22 @@ int hcomp_map_encode_stats(hcomp_bytes *b, const char *json)
 }
 
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
-                              uint64_t new_seg, uint64_t new_off)
+                              uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
+                              uint32_t crc, uint8_t codec, uint8_t filter)
 {
-    unsigned char *p = frame_begin(b, HCOMP_REC_RELOCATE, 32);
+    unsigned char *p = frame_begin(b, HCOMP_REC_RELOCATE, 44);
     if (p == NULL)
         return -1;
     hcomp_put_u64(p, old_seg);
     hcomp_put_u64(p + 8, old_off);
     hcomp_put_u64(p + 16, new_seg);
     hcomp_put_u64(p + 24, new_off);
-    frame_end(b, 32);
+    hcomp_put_u32(p + 32, stored_len);
+    hcomp_put_u32(p + 36, crc);
+    p[40] = codec;
+    p[41] = filter;
+    hcomp_put_u16(p + 42, 0);
+    frame_end(b, 44);
     return 0;
 }
 
@@ -242,12 +248,16 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             rec->u.size.mode = p[8];
             return 0;
         case HCOMP_REC_RELOCATE:
-            if (n != 32)
+            if (n != 44)
                 return -1;
             rec->u.reloc.old_seg = hcomp_get_u64(p);
             rec->u.reloc.old_off = hcomp_get_u64(p + 8);
             rec->u.reloc.new_seg = hcomp_get_u64(p + 16);
             rec->u.reloc.new_off = hcomp_get_u64(p + 24);
+            rec->u.reloc.stored_len = hcomp_get_u32(p + 32);
+            rec->u.reloc.crc = hcomp_get_u32(p + 36);
+            rec->u.reloc.codec = p[40];
+            rec->u.reloc.filter = p[41];
             return 0;
         case HCOMP_REC_STATS:
             rec->u.stats.json = (const char *) p;

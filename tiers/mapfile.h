@@ -25,7 +25,7 @@ enum hcomp_map_record_type {
     HCOMP_REC_PIECE = 2,   /* a stored piece and the logical extents it backs */
     HCOMP_REC_SIZE = 3,    /* set (truncate) or grow (preallocate) the logical size */
     HCOMP_REC_STATS = 4,   /* a writer's engine statistics (JSON text), kept as metadata */
-    HCOMP_REC_RELOCATE = 5 /* a piece's stored bytes moved to another segment (drain) */
+    HCOMP_REC_RELOCATE = 5 /* a piece moved to another segment, maybe re-encoded (drain) */
 };
 
 enum hcomp_size_mode { HCOMP_SIZE_SET = 0, HCOMP_SIZE_GROW = 1 };
@@ -63,6 +63,8 @@ typedef struct hcomp_map_record {
         } stats;
         struct {
             uint64_t old_seg, old_off, new_seg, new_off;
+            uint32_t stored_len, crc;   /* the piece as stored at its new place */
+            uint8_t codec, filter;
         } reloc;
     } u;
 } hcomp_map_record;
@@ -96,7 +98,8 @@ int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
 int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode);
 int hcomp_map_encode_stats(hcomp_bytes *b, const char *json);
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
-                              uint64_t new_seg, uint64_t new_off);
+                              uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
+                              uint32_t crc, uint8_t codec, uint8_t filter);
 
 enum hcomp_map_next_result {
     HCOMP_MAP_RECORD = 0,   /* *rec holds the record at *pos; *pos moved past it */
