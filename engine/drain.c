@@ -1,6 +1,7 @@
 /* Draining node-local tiers (hcomp_drain): every live piece this opener stored on a
- * node-local tier is copied, as stored (header and payload), to the first shared tier
- * with room; one append records the moves (RELOCATE); then the old copies are freed:
+ * node-local tier is decoded (checksum verified) and stored again on the first shared
+ * tier with room, encoded as the engine chooses for that tier; one append records the
+ * moves (RELOCATE, with the new encoding); then the old copies are freed:
  * at close the node-local segments are removed, in the background (while the file is
  * idle) the moved pieces' bytes are punched out of them. A reader that read the old
  * place before that got the right bytes; one that comes after replays the moves first,
