@@ -4,6 +4,7 @@
 #include "filter.h"
 #include "util.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,15 +196,50 @@ static void tier_speed(hcomp_file *f, int t, hcdp_tier *out)
         out->latency = 0;
 }
 
-/* The task's features, and those of its byte-shuffled data when shuffle may apply. */
+/* A cheap fingerprint of a buffer: the order-0 entropy (bits per byte) of 512 bytes
+ * from its middle. Tasks of one stream that fingerprint alike reuse the last analysis. */
+static double fingerprint(const void *buf, uint64_t len)
+{
+    const unsigned char *p = buf;
+    size_t n = len < 512 ? (size_t) len : 512;
+    const unsigned char *q = p + (len - n) / 2;
+    unsigned count[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        count[q[i]]++;
+    double h = 0;
+    for (int b = 0; b < 256; b++)
+        if (count[b]) {
+            double pr = (double) count[b] / (double) n;
+            h -= pr * log2(pr);
+        }
+    return h;
+}
+
+#define REANALYZE_EVERY 16      /* tasks between full analyses of a steady stream */
+#define FINGERPRINT_SLACK 0.25  /* bits per byte */
+
+/* The task's features, and those of its byte-shuffled data when shuffle may apply.
+ * The full analysis (~30 us per call) is redone every REANALYZE_EVERY tasks, or as soon
+ * as the data type or the fingerprint changes; in between the last one is reused. */
 static void analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan)
 {
+    int auto_mode = f->opts.codec == NULL;
+    int want_sh = auto_mode && f->opts.shuffle;
+    double fp = fingerprint(buf, len);
+    if (f->feat_valid && f->feat_dtype_hint == f->dtype_hint && f->feat_want_sh == want_sh &&
+        f->feat_age < REANALYZE_EVERY && fabs(fp - f->feat_fp) <= FINGERPRINT_SLACK &&
+        len >= HCOMP_ANALYZE_MAX_SAMPLE) {
+        plan->feat = f->feat_cached;
+        plan->feat_sh = f->feat_sh_cached;
+        plan->has_sh = f->feat_has_sh;
+        f->feat_age++;
+        return;
+    }
     memset(&plan->feat, 0, sizeof(plan->feat));
     memset(&plan->feat_sh, 0, sizeof(plan->feat_sh));
-    int auto_mode = f->opts.codec == NULL;
     hcomp_analyze(buf, (size_t) len, f->dtype_hint, &plan->feat);
     plan->has_sh = 0;
-    if (auto_mode && f->opts.shuffle && dtype_filter(plan->feat.dtype) != HCOMP_FILTER_NONE) {
+    if (want_sh && dtype_filter(plan->feat.dtype) != HCOMP_FILTER_NONE) {
         /* the shuffled data's features, from a shuffled copy of a bounded prefix */
         size_t n = len < sizeof(f->scratch_sample) ? (size_t) len : sizeof(f->scratch_sample);
         n -= n % hcomp_filter_typesize(dtype_filter(plan->feat.dtype));
@@ -214,6 +250,14 @@ static void analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_tas
             plan->has_sh = 1;
         }
     }
+    f->feat_cached = plan->feat;
+    f->feat_sh_cached = plan->feat_sh;
+    f->feat_has_sh = plan->has_sh;
+    f->feat_dtype_hint = f->dtype_hint;
+    f->feat_want_sh = want_sh;
+    f->feat_fp = fp;
+    f->feat_age = 0;
+    f->feat_valid = 1;
 }
 
 int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,

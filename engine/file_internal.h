@@ -97,6 +97,11 @@ struct hcomp_file {
     hcomp_predictor *pred;     /* shared by the files using the same seed */
     int model_owner;           /* saves what the predictor learnt at close */
     int dtype_hint;            /* enum hcomp_dtype of the data being written, or -1 */
+    /* the last full analysis, reused for similar tasks (engine.c) */
+    hcomp_features feat_cached, feat_sh_cached;
+    int feat_valid, feat_has_sh, feat_dtype_hint, feat_want_sh;
+    unsigned feat_age;
+    double feat_fp;
     hcomp_file_stats stats;
 
     /* the background drain (hcomp_drain=background) shares the file with the caller */
@@ -164,7 +169,7 @@ uint64_t hcomp_tier_usage(const char *tier_dir);
 /* tiers/tier_ledger.c: capacity shared by all writers of a tier */
 int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err);
 /* Bytes this opener could place on tier t now (its reservation plus what the ledger
- * leaves free), refreshed at most every 0.2 s. */
+ * leaves free), refreshed at most every second (and after each reservation). */
 uint64_t hcomp_tier_available(hcomp_file *f, int t);
 /* Emulated tiers: sleep until bytes took as long as the tier's bandwidth and latency
  * say (t0: when the I/O began). */

@@ -193,7 +193,7 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t)
     if (tier->capacity == UINT64_MAX)
         return UINT64_MAX / 4;
     double now = hcomp_now();
-    if (w->avail_time > 0 && now - w->avail_time < 0.2)
+    if (w->avail_time > 0 && now - w->avail_time < 1.0)
         return w->budget + w->avail_cache;
     ledger l;
     hcomp_error err;
