@@ -130,6 +130,11 @@ static void add_candidate(hcdp_input *in, unsigned codec, int level, int filter,
     c->decomp_Bps = p->decomp_Bps;
 }
 
+static int incompressible(const hcomp_features *ft)
+{
+    return ft->sampled >= 4096 && ft->entropy > 7.9 && ft->probe_ratio < 1.02;
+}
+
 static void candidates(hcomp_file *f, hcomp_task_plan *plan)
 {
     hcdp_input *in = &plan->input;
@@ -149,6 +154,10 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan)
     if (o->codec != NULL)       /* "none" */
         return;
     int filter = dtype_filter(plan->feat.dtype);
+    /* SPIOC's gate: data a fast compressor cannot shrink at all, with near-random bytes,
+     * is not worth trying codecs on (the models can overrate it) */
+    int plain_ok = !incompressible(&plan->feat);
+    int sh_ok = plan->has_sh && !incompressible(&plan->feat_sh);
     size_t n = hcomp_predictor_model_count(f->pred);
     for (size_t i = 0; i < n; i++) {
         hcomp_model_info mi;
@@ -156,9 +165,10 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan)
         if (hcomp_predictor_model_at(f->pred, i, &mi) != HCOMP_OK || mi.codec == HCOMP_CODEC_NONE ||
             !allowed(o, mi.codec, mi.level))
             continue;
-        if (hcomp_predictor_predict(f->pred, &plan->feat, mi.codec, mi.level, &p) == HCOMP_OK)
+        if (plain_ok &&
+            hcomp_predictor_predict(f->pred, &plan->feat, mi.codec, mi.level, &p) == HCOMP_OK)
             add_candidate(in, mi.codec, mi.level, HCOMP_FILTER_NONE, &p);
-        if (plan->has_sh &&
+        if (sh_ok &&
             hcomp_predictor_predict(f->pred, &plan->feat_sh, mi.codec, mi.level, &p) == HCOMP_OK)
             add_candidate(in, mi.codec, mi.level, filter, &p);
     }
@@ -260,6 +270,13 @@ static void analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_tas
     f->feat_valid = 1;
 }
 
+uint64_t hcomp_min_part(const hcomp_tier *tier)
+{
+    uint64_t q = tier->capacity / 4;
+    return q < HCDP_MIN_SPLIT ? (q > HCDP_ALIGN ? q / HCDP_ALIGN * HCDP_ALIGN : HCDP_ALIGN)
+                              : HCDP_MIN_SPLIT;
+}
+
 int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
                       hcomp_error *err)
 {
@@ -285,6 +302,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         }
         uint64_t room = hcomp_tier_available(f, t);
         in->tier[t].room = room < st.free_bytes ? room : st.free_bytes;
+        in->tier[t].min_part = hcomp_min_part(&f->cfg.tier[t]);
         /* what is already queued for the tier is waited for first */
         in->tier[t].latency += (double) st.queued / in->tier[t].write_Bps;
     }

@@ -6,6 +6,7 @@
 #include "hcomp_model.h"
 #include "hcdp.h"
 #include "manager.h"
+#include "../tiers/tier_config.h"
 
 struct hcomp_file;
 
@@ -17,6 +18,8 @@ typedef struct hcomp_task_plan {
     hcdp_plan hcdp;           /* the parts */
 } hcomp_task_plan;
 
+/* Smallest part of a piece worth placing on a tier when splitting. */
+uint64_t hcomp_min_part(const hcomp_tier *tier);
 /* Load (or share) the predictor of the file's seed. */
 int hcomp_engine_open(struct hcomp_file *f, hcomp_error *err);
 /* Save what the predictor learnt (if this opener owns the model and it changed),

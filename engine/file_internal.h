@@ -52,6 +52,7 @@ typedef struct hcomp_tier_writer {
     uint64_t avail_cache;      /* room others leave, as last seen in the ledger */
     double avail_time;         /* when (hcomp_now), 0: never */
     int mon;                   /* the system monitor's handle for the tier directory */
+    double exhausted_at;       /* when a reservation last came back empty (0: never) */
     int seg_fd;                /* current segment file, -1 until the first piece */
     uint64_t seg_id;
     uint64_t seg_tail;

@@ -7,6 +7,7 @@
  * and the rest goes to the next tier. */
 #include "file_internal.h"
 #include "engine.h"
+#include "hcdp.h"
 #include "filter.h"
 #include "manager.h"
 #include "util.h"
@@ -21,6 +22,13 @@
 
 /* First tier from `from` on with room for need bytes (reserving more capacity from
  * the tier's ledger when this opener's reservation is short), or -1. */
+/* A reservation that came back empty is not retried for a second: the ledger and the
+ * tier scan are the costly part of placement. */
+static int tier_exhausted(const hcomp_tier_writer *w)
+{
+    return w->exhausted_at > 0 && hcomp_now() - w->exhausted_at < 1.0;
+}
+
 int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, int *rc)
 {
     *rc = HCOMP_OK;
@@ -28,9 +36,26 @@ int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, in
         hcomp_tier_writer *w = &f->tw[t];
         if (w->full)
             continue;
-        if (w->budget < need && (*rc = hcomp_tier_reserve(f, t, need - w->budget, err)) != HCOMP_OK)
+        if (w->budget < need && !tier_exhausted(w) &&
+            (*rc = hcomp_tier_reserve(f, t, need - w->budget, err)) != HCOMP_OK)
             return -1;
         if (w->budget >= need)
+            return t;
+    }
+    return -1;
+}
+
+/* First tier from `from` on that takes the whole piece (need bytes) or a part of it
+ * no smaller than the tier's minimum part; -1 if none. */
+static int first_fit_part(hcomp_file *f, int from, uint64_t need, hcomp_error *err, int *rc)
+{
+    *rc = HCOMP_OK;
+    for (int t = from; t < f->cfg.ntiers; t++) {
+        uint64_t floor = HCOMP_PIECE_HEADER_SIZE + hcomp_min_part(&f->cfg.tier[t]);
+        int got = hcomp_first_fit(f, t, need < floor ? need : floor, err, rc);
+        if (*rc != HCOMP_OK)
+            return -1;
+        if (got == t)
             return t;
     }
     return -1;
@@ -171,8 +196,7 @@ static int store_spilling(hcomp_file *f, int from, uint64_t start, hcomp_job *jo
                                   (unsigned) job->len);
         }
         uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) job->stored;
-        uint64_t least = HCOMP_PIECE_HEADER_SIZE + HCOMP_PIECE_ALIGN;
-        int rc, t = hcomp_first_fit(f, from, need < least ? need : least, err, &rc);
+        int rc, t = first_fit_part(f, from, need, err, &rc);
         if (rc != HCOMP_OK)
             return rc;
         if (t < 0)
@@ -301,7 +325,8 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
         uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) job->stored;
         int fits = !f->tw[t].full &&
             (f->tw[t].budget >= need ||
-             (hcomp_tier_reserve(f, t, need - f->tw[t].budget, err) == HCOMP_OK &&
+             (!tier_exhausted(&f->tw[t]) &&
+              hcomp_tier_reserve(f, t, need - f->tw[t].budget, err) == HCOMP_OK &&
               f->tw[t].budget >= need));
         int r = fits ? store(f, t, start_of[j], job->len, job, err) : HCOMP_E_NOSPC;
         if (r == HCOMP_E_NOSPC)

@@ -124,7 +124,7 @@ static double best(solver *s, uint64_t a, int t)
             }
         } else if (t + 1 < in->ntiers) {
             uint64_t a1 = largest_fit(in, a, c, room);
-            if (a1 == 0)
+            if (a1 == 0 || a1 < in->tier[t].min_part)
                 continue;
             cost = hcdp_place_cost(in, a1, t, c) + best(s, a - a1, t + 1);
             if (cost < bc || (kind == 0 && cost <= bc)) {

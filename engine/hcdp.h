@@ -12,6 +12,9 @@
 #define HCDP_MAX_CANDIDATES 32
 #define HCDP_MAX_PARTS 64
 #define HCDP_ALIGN 4096u
+/* The engine's smallest split part: smaller parts cost a piece (and its latency) for
+ * next to nothing (a quarter of the tier's capacity when that is less). */
+#define HCDP_MIN_SPLIT (64u * 1024u)
 
 /* A way to store bytes: codec (and level, filter) with its predicted behaviour on
  * this task's data. Candidate 0 must be "store raw" (ratio 1, infinite speeds). */
@@ -28,6 +31,7 @@ typedef struct hcdp_tier {
     uint64_t room;       /* bytes this task may store there */
     double write_Bps, read_Bps; /* > 0 */
     double latency;      /* seconds per piece access */
+    uint64_t min_part;   /* smallest part a split may leave there (0: 4096) */
 } hcdp_tier;
 
 typedef struct hcdp_weights {

@@ -63,22 +63,34 @@ static int ledger_lock(ledger *l, const char *dir, hcomp_error *err)
 
 static int ledger_read(ledger *l, hcomp_error *err)
 {
-    char buf[LEDGER_MAX_LINES * 48];
-    long long got = hcomp_pread_full(l->fd, buf, sizeof(buf) - 1, 0);
-    if (got < 0)
-        return hcomp_fail_errno(err, errno, "reading capacity ledger %s", l->path);
-    buf[got] = '\0';
-    l->v = calloc(LEDGER_MAX_LINES + 1, sizeof(*l->v));
+    struct stat st;
+    if (fstat(l->fd, &st) != 0)
+        return hcomp_fail_errno(err, errno, "capacity ledger %s", l->path);
+    size_t size = (size_t) st.st_size;
+    if (size > (size_t) LEDGER_MAX_LINES * 128)
+        size = (size_t) LEDGER_MAX_LINES * 128;
+    char *buf = malloc(size + 1);
+    size_t cap = size / 8 + 2;      /* a line is at least 8 bytes */
+    l->v = calloc(cap, sizeof(*l->v));
     l->n = 0;
-    if (l->v == NULL)
+    if (buf == NULL || l->v == NULL) {
+        free(buf);
         return hcomp_fail(err, HCOMP_E_NOMEM, "out of memory");
+    }
+    long long got = hcomp_pread_full(l->fd, buf, size, 0);
+    if (got < 0) {
+        free(buf);
+        return hcomp_fail_errno(err, errno, "reading capacity ledger %s", l->path);
+    }
+    buf[got] = '\0';
     char *save = NULL;
-    for (char *line = strtok_r(buf, "\n", &save); line && l->n < LEDGER_MAX_LINES;
+    for (char *line = strtok_r(buf, "\n", &save); line && l->n + 1 < cap;
          line = strtok_r(NULL, "\n", &save)) {
         ledger_line *e = &l->v[l->n];
         if (sscanf(line, "%63s %ld %llu %llu", e->host, &e->pid, &e->id, &e->bytes) == 4)
             l->n++;     /* a damaged line is dropped: at worst a reservation is forgotten */
     }
+    free(buf);
     return HCOMP_OK;
 }
 
@@ -181,6 +193,7 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
         grant = avail;
     w->budget += grant;
     w->avail_time = 0;      /* the cached room is stale now */
+    w->exhausted_at = grant == 0 ? hcomp_now() : 0;
     ledger_set(&l, w->ledger_id, w->budget);
     w->in_ledger = w->budget > 0;
     return ledger_write_unlock(&l, err);
