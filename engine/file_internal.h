@@ -10,6 +10,7 @@
 #include "extent_map.h"
 #include "hcomp_model.h"
 #include "manager.h"
+#include "hcdp.h"
 #include "stats.h"
 #include "options.h"
 #include "../tiers/mapfile.h"
@@ -103,6 +104,13 @@ struct hcomp_file {
     int feat_valid, feat_has_sh, feat_dtype_hint, feat_want_sh;
     unsigned feat_age;
     double feat_fp;
+    /* the last plan, reused for like tasks (engine.c) */
+    int plan_valid, plan_ntiers, plan_cand_n;
+    uint64_t plan_size;
+    uint32_t plan_sig;
+    unsigned plan_options, options_gen;     /* options_gen counts set_options calls */
+    hcdp_candidate plan_cand[HCDP_MAX_CANDIDATES];
+    hcdp_plan plan_hcdp;
     hcomp_file_stats stats;
 
     /* the background drain (hcomp_drain=background) shares the file with the caller */

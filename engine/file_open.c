@@ -303,6 +303,7 @@ int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcom
         return hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: hcomp_config cannot change while the file "
                           "is open (open it with the new configuration instead)", f->path);
     f->opts = *opts;
+    f->options_gen++;           /* cached plans were made with the old options */
     if (f->pred)
         hcomp_predictor_set_feedback_interval(f->pred, f->opts.feedback_interval);
     return HCOMP_OK;
