@@ -12,18 +12,6 @@
 
 #define TOTAL (8 * MiB)
 
-static uint64_t stored(const tctx *t, const ttiers *tt, const char *path)
-{
-    struct stat sb;
-    uint64_t total = 0;
-    for (int i = 0; i < tt->n; i++)
-        total += t_du(tt->dir[i], NULL);
-    if (stat(path, &sb) != 0)
-        TFAIL("mapping file %s: %s", path, strerror(errno));
-    (void)t;
-    return total + (uint64_t)sb.st_size;
-}
-
 /* write the data with codec, return the stored size (on every rank) */
 static uint64_t run(const tctx *t, const ttiers *tt, const char *codec)
 {
@@ -39,7 +27,7 @@ static uint64_t run(const tctx *t, const ttiers *tt, const char *codec)
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t s = 0;
     if (t->rank == 0)
-        s = stored(t, tt, t->path);
+        s = t_stored(tt, t->path);
     MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
     MPI_Info_free(&info);

@@ -668,4 +668,17 @@ TC_UNUSED static void t_gen_log_field(uint8_t *b, uint64_t off, uint64_t len, ui
 }
 
 
+/* Bytes an hcomp file occupies: everything under the tier directories of tt plus
+ * its mapping file. */
+TC_UNUSED static uint64_t t_stored(const ttiers *tt, const char *path)
+{
+    struct stat sb;
+    uint64_t total = 0;
+    for (int i = 0; i < tt->n; i++)
+        total += t_du(tt->dir[i], NULL);
+    if (stat(path, &sb) != 0)
+        TFAIL("mapping file %s: %s", path, strerror(errno));
+    return total + (uint64_t)sb.st_size;
+}
+
 #endif
