@@ -31,8 +31,8 @@ static int segment_index(const hcomp_file *f, uint64_t id)
 
 /* Move one piece to a shared tier, encoded as the engine would for that tier (a
  * piece stored raw on a fast tier is often worth compressing on a slow one). */
-static int move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64_t seg_id,
-                      hcomp_job *job, unsigned char **raw, size_t *cap, hcomp_error *err)
+int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64_t seg_id,
+                           hcomp_job *job, unsigned char **raw, size_t *cap, hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
     if (hcomp_grow(raw, cap, p->raw_len ? p->raw_len : 1) != 0)
@@ -132,7 +132,7 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
         for (size_t i = 0; i < npieces && rc == HCOMP_OK && *moved < max_bytes; i++) {
             if (f->pieces[i].seg != (uint32_t) s || !live[i])
                 continue;
-            rc = move_piece(f, first_shared, (uint32_t) i, w->seg_id, &job, &buf, &cap, err);
+            rc = hcomp_drain_move_piece(f, first_shared, (uint32_t) i, w->seg_id, &job, &buf, &cap, err);
             if (rc != HCOMP_OK)
                 break;
             uint64_t len = HCOMP_PIECE_HEADER_SIZE + (uint64_t) f->pieces[i].stored_len;

@@ -161,12 +161,18 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err);
  * *moved tells how many bytes moved. */
 int hcomp_drain_step(hcomp_file *f, uint64_t max_bytes, uint64_t *moved, hcomp_error *err);
 void hcomp_drain_start(hcomp_file *f);
+/* Store piece idx (in segment seg_id) again on tier from or a later shared one, encoded
+ * for that tier, and add its RELOCATE record to f->batch. job and raw are scratch. */
+int hcomp_drain_move_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_id,
+                           hcomp_job *job, unsigned char **raw, size_t *cap, hcomp_error *err);
 void hcomp_drain_stop(hcomp_file *f);
 
 /* engine/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);
 
 /* tiers/tier_space.c */
+/* The directory a tier stands for, for the file at file_path (@filedir: its directory). */
+int hcomp_tier_base_dir(const hcomp_tier *t, const char *file_path, char *out, size_t n);
 int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *err);
 int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err);
 int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *err);

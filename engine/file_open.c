@@ -144,6 +144,11 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     if ((flags & HCOMP_O_RDONLY) && (flags & (HCOMP_O_CREAT | HCOMP_O_EXCL)))
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: cannot create a file opened read-only", path);
 
+    /* segment paths are recorded absolute, so the file reads from any directory */
+    char abs[PATH_MAX];
+    if (hcomp_abs_path(path, abs, sizeof(abs)) != 0)
+        return hcomp_fail_errno(err, errno, "%s: cannot make the name absolute", path);
+    path = abs;
     hcomp_file *f = calloc(1, sizeof(*f));
     if (f == NULL || (f->path = strdup(path)) == NULL) {
         free(f);

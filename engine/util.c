@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -227,4 +228,18 @@ long long hcomp_pread_full(int fd, void *buf, size_t len, uint64_t off)
         done += (size_t) n;
     }
     return (long long) done;
+}
+
+int hcomp_abs_path(const char *path, char *out, size_t n)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/')
+        cwd[0] = '\0';
+    else if (getcwd(cwd, sizeof(cwd)) == NULL)
+        return -1;
+    if (snprintf(out, n, "%s%s%s", cwd, cwd[0] ? "/" : "", path) >= (int) n) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
 }

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 /* The directory a tier stands for, for this file. */
-static int tier_base_dir(const hcomp_tier *t, const char *file_path, char *out, size_t n)
+int hcomp_tier_base_dir(const hcomp_tier *t, const char *file_path, char *out, size_t n)
 {
     if (strcmp(t->path, HCOMP_FILEDIR) != 0)
         return snprintf(out, n, "%s", t->path) >= (int) n ? -1 : 0;
@@ -30,7 +30,7 @@ int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *er
 {
     char dir[PATH_MAX];
     struct stat st;
-    if (tier_base_dir(t, file_path, dir, sizeof(dir)) != 0)
+    if (hcomp_tier_base_dir(t, file_path, dir, sizeof(dir)) != 0)
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" path is too long", file_path, t->name);
     if (t->private_dir) {
         hcomp_error e;
@@ -88,7 +88,7 @@ int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err)
     if (w->ready)
         return HCOMP_OK;
     char base[PATH_MAX], name[PATH_MAX];
-    if (tier_base_dir(tier, f->path, base, sizeof(base)) != 0)
+    if (hcomp_tier_base_dir(tier, f->path, base, sizeof(base)) != 0)
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" path is too long", f->path, tier->name);
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof(tmp), "%s", f->path);

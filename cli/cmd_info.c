@@ -1,0 +1,84 @@
+/* hcomp info FILE...: what a file holds and where. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "../engine/file_internal.h"
+
+static int info_one(const char *path)
+{
+    hcomp_options *opts = hcomp_options_new();
+    if (opts == NULL)
+        return CLI_FAILED;
+    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);  /* reading needs no tiers */
+    hcomp_file *f;
+    hcomp_error err;
+    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, &err);
+    hcomp_options_free(opts);
+    if (rc != HCOMP_OK) {
+        cli_error("info", "%s", err.msg);
+        return CLI_FAILED;
+    }
+    time_t created = (time_t) (f->hdr.created_ns / 1000000000u);
+    char when[64];
+    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&created));
+    struct stat st;
+    uint64_t map_bytes = fstat(hcomp_file_fd(f), &st) == 0 ? (uint64_t) st.st_size : 0;
+    uint64_t skipped = f->skipped, nsegs = f->nsegs, npieces = f->npieces;
+    char id[33];
+    snprintf(id, sizeof(id), "%s", f->id_hex);
+    hcomp_file_close(f, NULL);
+
+    hcomp_stats s;
+    if (hcomp_stat_path(path, &s, &err) != HCOMP_OK) {
+        cli_error("info", "%s", err.msg);
+        return CLI_FAILED;
+    }
+    char a[32], b[32];
+    printf("%s\n", path);
+    printf("  format        version %d; file id %s; created %s\n", (int) HCOMP_MAP_VERSION, id, when);
+    printf("  mapping file  %s, %llu segments, %llu pieces recorded", cli_bytes(map_bytes, a),
+           (unsigned long long) nsegs, (unsigned long long) npieces);
+    if (skipped)
+        printf(", %llu DAMAGED bytes (run hcomp fsck)", (unsigned long long) skipped);
+    printf("\n  logical size  %s (%llu bytes); %s in holes\n", cli_bytes(s.logical_size, a),
+           (unsigned long long) s.logical_size, cli_bytes(s.logical_size - s.live_bytes, b));
+    printf("  stored        %s in %llu live pieces", cli_bytes(s.stored_bytes, a),
+           (unsigned long long) s.pieces);
+    if (s.stored_bytes)
+        printf("; ratio %.2f", (double) s.live_bytes / (double) s.stored_bytes);
+    printf("\n  tiers\n");
+    for (size_t t = 0; t < s.ntiers; t++) {
+        printf("    %-12s %-40s %10s data in %10s, %llu pieces\n", s.tier[t].name, s.tier[t].dir,
+               cli_bytes(s.tier[t].raw_bytes, a), cli_bytes(s.tier[t].stored_bytes, b),
+               (unsigned long long) s.tier[t].pieces);
+    }
+    printf("  codecs\n");
+    for (int c = 0; c < HCOMP_CODEC_COUNT; c++) {
+        if (s.codec[c].pieces == 0)
+            continue;
+        const hcomp_codec *codec = hcomp_codec_by_id((unsigned) c);
+        printf("    %-12s %10s data in %10s, %llu pieces, ratio %.2f\n", codec ? codec->name : "?",
+               cli_bytes(s.codec[c].raw_bytes, a), cli_bytes(s.codec[c].stored_bytes, b),
+               (unsigned long long) s.codec[c].pieces,
+               s.codec[c].stored_bytes ? (double) s.codec[c].raw_bytes / (double) s.codec[c].stored_bytes : 0.0);
+    }
+    return CLI_OK;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    cli_common c;
+    int rc = cli_parse("info", "", argc, argv, &c);
+    if (rc == CLI_OK && c.argc < 1) {
+        cli_error("info", "which file? usage: hcomp info FILE...");
+        rc = CLI_USAGE;
+    }
+    for (int i = 0; rc != CLI_USAGE && i < c.argc; i++)
+        if (info_one(c.argv[i]) != CLI_OK)
+            rc = CLI_FAILED;
+    cli_common_free(&c);
+    return rc;
+}

@@ -1,0 +1,111 @@
+/* hcomp drain / rm / fsck: moving, removing, checking and repairing whole files. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "../engine/file_internal.h"
+
+int cmd_drain(int argc, char **argv)
+{
+    cli_common c;
+    int rc = cli_parse("drain", "ch", argc, argv, &c);
+    if (rc == CLI_OK && c.argc != 1) {
+        cli_error("drain", "usage: hcomp drain FILE [--config C] [--hint K=V]...");
+        rc = CLI_USAGE;
+    }
+    hcomp_file *f = NULL;
+    hcomp_error err;
+    /* nothing else to move at close: the tool moves everything itself */
+    if (rc == CLI_OK)
+        hcomp_options_set(c.opts, "hcomp_drain", "never", NULL);
+    if (rc == CLI_OK && hcomp_file_open(c.argv[0], HCOMP_O_RDWR, 0, 1, c.opts, &f, &err) != HCOMP_OK) {
+        cli_error("drain", "%s", err.msg);
+        rc = CLI_FAILED;
+    }
+    if (rc == CLI_OK) {
+        hcomp_tool_io io = cli_io(&c);
+        hcomp_drain_result res;
+        pthread_mutex_lock(&f->lock);
+        int drc = hcomp_drain_all(f, &io, &res, &err);
+        pthread_mutex_unlock(&f->lock);
+        cli_progress_end(&c);
+        char a[32], b[32];
+        int last = f->cfg.ntiers - 1;
+        printf("%s: moved %llu pieces to tier \"%s\" (%s stored before, %s after); removed %llu "
+               "emptied segment files\n", c.argv[0], (unsigned long long) res.pieces,
+               f->cfg.tier[last].name, cli_bytes(res.stored_before, a),
+               cli_bytes(res.stored_after, b), (unsigned long long) res.segments_removed);
+        if (drc != HCOMP_OK) {
+            cli_error("drain", "%s (what moved before is recorded; the rest stays where it was)",
+                      err.msg);
+            rc = CLI_FAILED;
+        }
+    }
+    if (f && hcomp_file_close(f, &err) != HCOMP_OK && rc == CLI_OK) {
+        cli_error("drain", "%s", err.msg);
+        rc = CLI_FAILED;
+    }
+    cli_common_free(&c);
+    return rc;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    cli_common c;
+    int rc = cli_parse("rm", "", argc, argv, &c);
+    if (rc == CLI_OK && c.argc < 1) {
+        cli_error("rm", "usage: hcomp rm FILE...");
+        rc = CLI_USAGE;
+    }
+    for (int i = 0; rc != CLI_USAGE && i < c.argc; i++) {
+        hcomp_error err;
+        if (hcomp_file_delete(c.argv[i], &err) != HCOMP_OK) {
+            int damaged = err.code == HCOMP_E_CORRUPT || err.code == HCOMP_E_NOTHCOMP;
+            cli_error("rm", "%s%s", err.msg, damaged ? " (if its mapping file is damaged, "
+                      "hcomp fsck --repair first)" : "");
+            rc = CLI_FAILED;
+        }
+    }
+    cli_common_free(&c);
+    return rc;
+}
+
+int cmd_fsck(int argc, char **argv)
+{
+    cli_common c;
+    int rc = cli_parse("fsck", "cr", argc, argv, &c);
+    if (rc == CLI_OK && c.argc != 1) {
+        cli_error("fsck", "usage: hcomp fsck FILE [--repair] [--config C]");
+        rc = CLI_USAGE;
+    }
+    if (rc != CLI_OK) {
+        cli_common_free(&c);
+        return rc;
+    }
+    const char *path = c.argv[0];
+    hcomp_tool_io io = cli_io(&c);
+    hcomp_fsck_result r;
+    hcomp_error err;
+    int frc = hcomp_fsck(path, c.config, c.repair, &io, &r, &err);
+    cli_progress_end(&c);
+    if (frc != HCOMP_OK) {
+        cli_error("fsck", "%s", err.msg);
+        cli_common_free(&c);
+        return frc == HCOMP_E_NOTHCOMP || frc == HCOMP_E_VERSION || frc == HCOMP_E_NOENT
+            ? CLI_USAGE : CLI_FAILED;
+    }
+    char a[32], b[32];
+    printf("%s: %llu records, %llu segments, %llu live pieces checked (%llu damaged, %llu on "
+           "other nodes), %s logical, %s of it unreadable\n", path, (unsigned long long) r.records,
+           (unsigned long long) r.segments, (unsigned long long) r.live_pieces,
+           (unsigned long long) r.bad_pieces, (unsigned long long) r.remote_pieces,
+           cli_bytes(r.logical_size, a), cli_bytes(r.unreadable_bytes, b));
+    if (r.segments_missing)
+        printf("%s: %llu segment files holding live data are missing\n", path,
+               (unsigned long long) r.segments_missing);
+    printf("%s: %s\n", path, r.problems ? (c.repair ? "problems remain (see above)"
+                                                     : "PROBLEMS FOUND (see above)")
+                                        : (r.rewritten || r.rebuilt ? "repaired" : "clean"));
+    cli_common_free(&c);
+    return r.problems ? CLI_FAILED : CLI_OK;
+}

@@ -1,0 +1,366 @@
+/* `hcomp fsck`: check a file's mapping file, segments and live pieces, and repair what
+ * can be repaired without guessing (docs/FORMAT.md, README "Reliability"). Rebuilding
+ * a lost mapping file from the pieces is in fsck_rebuild.c. */
+#include "fsck_internal.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void hcomp_fsck_say(const hcomp_tool_io *io, const char *fmt, ...)
+{
+    if (io == NULL || io->say == NULL)
+        return;
+    char line[2 * HCOMP_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    io->say(io->ctx, line);
+}
+
+int hcomp_fsck_read_all(const char *path, unsigned char **out, size_t *len, struct stat *st,
+                        hcomp_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return hcomp_fail_errno(err, errno, "%s: cannot open", path);
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return hcomp_fail(err, HCOMP_E_NOTHCOMP, "%s is not a regular file, so not an hcomp file",
+                          path);
+    }
+    size_t n = (size_t) st->st_size;
+    unsigned char *buf = malloc(n ? n : 1);
+    if (buf == NULL) {
+        close(fd);
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading the mapping file", path);
+    }
+    long long got = hcomp_pread_full(fd, buf, n, 0);
+    close(fd);
+    if (got < 0) {
+        free(buf);
+        return hcomp_fail_errno(err, errno, "%s: reading the mapping file", path);
+    }
+    *out = buf;
+    *len = (size_t) got;
+    return HCOMP_OK;
+}
+
+/* Walk the log: count records, damage and a torn tail; copy the valid records to
+ * valid (if not NULL) in their order. */
+void hcomp_fsck_scan_log(const unsigned char *buf, size_t len, size_t from, hcomp_bytes *valid,
+                         hcomp_fsck_result *res, int *oom)
+{
+    size_t pos = from;
+    while (pos < len) {
+        hcomp_map_record rec;
+        size_t start = pos;
+        int r = hcomp_map_next(buf, len, &pos, &rec, &res->damaged_bytes);
+        if (r == HCOMP_MAP_INCOMPLETE) {
+            res->torn_bytes = len - pos;
+            break;
+        }
+        if (r == HCOMP_MAP_DAMAGED)
+            continue;
+        res->records++;
+        if (valid) {
+            if (hcomp_bytes_reserve(valid, pos - start) != 0) {
+                *oom = 1;
+                return;
+            }
+            memcpy(valid->p + valid->len, buf + start, pos - start);
+            valid->len += pos - start;
+        }
+    }
+}
+
+/* Write a new mapping file (header + records) in place of path, atomically: a
+ * temporary file beside it, synced, renamed over it. */
+int hcomp_fsck_replace_map(const char *path, const unsigned char *hdr, const hcomp_bytes *recs,
+                           mode_t mode, hcomp_error *err)
+{
+    char tmp[PATH_MAX];
+    uint32_t r = 0;
+    hcomp_random_bytes(&r, sizeof(r));
+    if (snprintf(tmp, sizeof(tmp), "%s.hcomp-fsck-%08x", path, r) >= (int) sizeof(tmp))
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+    if (fd < 0)
+        return hcomp_fail_errno(err, errno, "%s: creating %s", path, tmp);
+    int rc = HCOMP_OK;
+    if (fchmod(fd, mode & 07777) != 0 || hcomp_write_full(fd, hdr, HCOMP_MAP_HEADER_SIZE) != 0 ||
+        (recs->len && hcomp_write_full(fd, recs->p, recs->len) != 0) || fsync(fd) != 0)
+        rc = hcomp_fail_errno(err, errno, "%s: writing %s", path, tmp);
+    if (close(fd) != 0 && rc == HCOMP_OK)
+        rc = hcomp_fail_errno(err, errno, "%s: writing %s", path, tmp);
+    if (rc == HCOMP_OK && rename(tmp, path) != 0)
+        rc = hcomp_fail_errno(err, errno, "%s: replacing it with %s", path, tmp);
+    if (rc != HCOMP_OK)
+        unlink(tmp);
+    return rc;
+}
+
+/* Keep a copy of the damaged mapping file beside it before it is replaced. */
+int hcomp_fsck_backup(const char *path, const unsigned char *buf, size_t len, mode_t mode,
+                      hcomp_fsck_result *res, hcomp_error *err)
+{
+    for (int i = 0; i < 100; i++) {
+        char name[sizeof(res->backup)];
+        if (snprintf(name, sizeof(name), i ? "%s.hcomp-damaged.%d" : "%s.hcomp-damaged", path, i)
+            >= (int) sizeof(name))
+            return hcomp_fail(err, HCOMP_E_INVAL, "%s: path too long", path);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0666);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return hcomp_fail_errno(err, errno, "%s: keeping a copy as %s", path, name);
+        int bad = hcomp_write_full(fd, buf, len) != 0 || fsync(fd) != 0;
+        bad |= close(fd) != 0;
+        if (bad) {
+            unlink(name);
+            return hcomp_fail_errno(err, errno, "%s: keeping a copy as %s", path, name);
+        }
+        snprintf(res->backup, sizeof(res->backup), "%s", name);
+        return HCOMP_OK;
+    }
+    return hcomp_fail(err, HCOMP_E_EXIST, "%s: too many earlier copies (%s.hcomp-damaged.*)", path,
+                      path);
+}
+
+/* Segment files in the file's segment directories that no record names. */
+static void find_orphans(hcomp_file *f, int repair, const hcomp_tool_io *io,
+                         hcomp_fsck_result *res)
+{
+    for (size_t i = 0; i < f->nsegs; i++) {
+        if (f->segs[i].path == NULL)
+            continue;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s", f->segs[i].path);
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL)
+            continue;
+        *slash = '\0';
+        int seen = 0;       /* each directory once */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = f->segs[j].path && strncmp(f->segs[j].path, dir, strlen(dir)) == 0 &&
+                f->segs[j].path[strlen(dir)] == '/';
+        DIR *d = seen ? NULL : opendir(dir);
+        if (d == NULL)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            size_t l = strlen(e->d_name);
+            if (l < 5 || strcmp(e->d_name + l - 4, ".seg") != 0)
+                continue;
+            char p[PATH_MAX];
+            if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int) sizeof(p))
+                continue;
+            int named = 0;
+            for (size_t k = 0; k < f->nsegs && !named; k++)
+                named = f->segs[k].path && strcmp(f->segs[k].path, p) == 0;
+            struct stat st;
+            if (named || lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
+                continue;
+            res->orphan_files++;
+            res->orphan_bytes += (uint64_t) st.st_size;
+            if (repair && unlink(p) == 0) {
+                res->orphans_removed++;
+                hcomp_fsck_say(io, "removed %s: a segment file no record names (%llu bytes, "
+                               "never part of the file)", p, (unsigned long long) st.st_size);
+            } else
+                hcomp_fsck_say(io, "note: %s is a segment file no record names (%llu bytes, left "
+                               "by a writer that stopped before recording it; --repair removes it)",
+                               p, (unsigned long long) st.st_size);
+        }
+        closedir(d);
+    }
+}
+
+/* Read every live piece back (header, checksum, decoding). */
+static int check_pieces(hcomp_file *f, const hcomp_tool_io *io, hcomp_fsck_result *res,
+                        hcomp_error *err)
+{
+    uint64_t *live = calloc(f->npieces ? f->npieces : 1, sizeof(*live));
+    unsigned char *seg_used = calloc(f->nsegs ? f->nsegs : 1, 1);
+    if (live == NULL || seg_used == NULL) {
+        free(live);
+        free(seg_used);
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    }
+    for (size_t i = 0; i < f->map.n; i++) {
+        live[f->map.v[i].piece] += f->map.v[i].len;
+        res->live_bytes += f->map.v[i].len;
+    }
+    res->pieces = f->npieces;
+    res->segments = f->nsegs;
+    res->logical_size = f->size;
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    uint64_t done = 0;
+    int rc = HCOMP_OK;
+    for (size_t i = 0; i < f->npieces && rc == HCOMP_OK; i++) {
+        if (live[i] == 0)
+            continue;
+        const hcomp_piece *p = &f->pieces[i];
+        hcomp_segment *s = &f->segs[p->seg];
+        res->live_pieces++;
+        seg_used[p->seg] = 1;
+        if (s->node_local && strcmp(s->node, hcomp_node_name()) != 0) {
+            res->remote_pieces++;   /* readable on its node only: fsck it there */
+        } else if (hcomp_grow(&buf, &cap, p->raw_len ? p->raw_len : 1) != 0) {
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        } else {
+            hcomp_error e;
+            if (hcomp_piece_load(f, (uint32_t) i, buf, &e) != HCOMP_OK) {
+                res->bad_pieces++;
+                res->unreadable_bytes += live[i];
+                hcomp_fsck_say(io, "DAMAGED: %llu live bytes from logical offset %llu cannot be "
+                               "read: %s", (unsigned long long) live[i],
+                               (unsigned long long) p->start, e.msg);
+            }
+        }
+        done += p->raw_len;
+        if (io && io->progress)
+            io->progress(io->ctx, "fsck", done, f->size);
+    }
+    for (size_t s = 0; s < f->nsegs; s++) {
+        struct stat st;
+        if (f->segs[s].path == NULL || lstat(f->segs[s].path, &st) == 0)
+            continue;
+        if (seg_used[s])
+            res->segments_missing++;
+        else if (!f->segs[s].node_local)    /* node-local ones go when drained at close */
+            hcomp_fsck_say(io, "note: segment %s is gone; none of the file's live data was in it",
+                           f->segs[s].path);
+    }
+    if (res->remote_pieces)
+        hcomp_fsck_say(io, "note: %llu live pieces are on node-local tiers of other nodes and were "
+                       "not checked (run hcomp fsck on those nodes)",
+                       (unsigned long long) res->remote_pieces);
+    free(buf);
+    free(live);
+    free(seg_used);
+    return rc;
+}
+
+static int check_file(const char *path, int repair, const hcomp_tool_io *io,
+                      hcomp_fsck_result *res, hcomp_error *err);
+
+/* The header is good: check the log and the data; rewrite a damaged log. */
+static int fsck_with_header(const char *path, const unsigned char *buf, size_t len,
+                            const struct stat *st, int repair, const hcomp_tool_io *io,
+                            hcomp_fsck_result *res, hcomp_error *err)
+{
+    hcomp_bytes valid = {0};
+    int oom = 0;
+    hcomp_fsck_scan_log(buf, len, HCOMP_MAP_HEADER_SIZE, &valid, res, &oom);
+    if (oom) {
+        hcomp_bytes_free(&valid);
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+    }
+    if (res->damaged_bytes)
+        hcomp_fsck_say(io, "DAMAGED: %llu bytes of the mapping file are no valid record (what "
+                       "they recorded is lost; the records around them are used)",
+                       (unsigned long long) res->damaged_bytes);
+    if (res->torn_bytes)
+        hcomp_fsck_say(io, "DAMAGED: the mapping file ends in %llu bytes of an incomplete record "
+                       "(an append cut short by a crash: that write never completed)",
+                       (unsigned long long) res->torn_bytes);
+    int rc = HCOMP_OK;
+    if (repair && (res->damaged_bytes || res->torn_bytes)) {
+        rc = hcomp_fsck_backup(path, buf, len, st->st_mode, res, err);
+        if (rc == HCOMP_OK)
+            rc = hcomp_fsck_replace_map(path, buf, &valid, st->st_mode, err);
+        if (rc == HCOMP_OK) {
+            res->rewritten = 1;
+            hcomp_fsck_say(io, "repaired: the mapping file was written again with its %llu valid "
+                           "records (the damaged one is kept as %s)",
+                           (unsigned long long) res->records, res->backup);
+        }
+    }
+    hcomp_bytes_free(&valid);
+    return rc == HCOMP_OK ? check_file(path, repair, io, res, err) : rc;
+}
+
+/* Open the file as its log says and check the data it maps. */
+static int check_file(const char *path, int repair, const hcomp_tool_io *io,
+                      hcomp_fsck_result *res, hcomp_error *err)
+{
+    hcomp_options *opts = hcomp_options_new();
+    if (opts == NULL)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);   /* reading needs no tiers */
+    hcomp_file *f;
+    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, err);
+    hcomp_options_free(opts);
+    if (rc != HCOMP_OK)
+        return rc;
+    rc = check_pieces(f, io, res, err);
+    if (rc == HCOMP_OK)
+        find_orphans(f, repair, io, res);
+    hcomp_file_close(f, NULL);
+    return rc;
+}
+
+int hcomp_fsck(const char *path, const char *config, int repair, const hcomp_tool_io *io,
+               hcomp_fsck_result *res, hcomp_error *err)
+{
+    memset(res, 0, sizeof(*res));
+    hcomp_ok(err);
+    char abs[PATH_MAX];     /* a rebuild records segment paths absolute */
+    if (hcomp_abs_path(path, abs, sizeof(abs)) != 0)
+        return hcomp_fail_errno(err, errno, "%s: cannot make the name absolute", path);
+    path = abs;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    struct stat st;
+    memset(&st, 0, sizeof(st));
+    struct stat lst;
+    int rc = HCOMP_OK;
+    if (lstat(path, &lst) != 0 && errno == ENOENT)
+        res->map_missing = 1;
+    else if ((rc = hcomp_fsck_read_all(path, &buf, &len, &st, err)) != HCOMP_OK)
+        return rc;
+    res->map_bytes = len;
+    hcomp_map_header h;
+    hcomp_error herr;
+    hcomp_ok(&herr);
+    res->header_code = res->map_missing ? HCOMP_E_NOENT
+        : hcomp_map_header_decode(buf, len, &h, path, &herr);
+    if (res->header_code == HCOMP_E_VERSION) {
+        *err = herr;
+        free(buf);
+        return HCOMP_E_VERSION;     /* a newer hcomp's file: never rewrite it */
+    }
+    if (res->header_code == HCOMP_OK) {
+        rc = fsck_with_header(path, buf, len, &st, repair, io, res, err);
+    } else {
+        if (!res->map_missing)
+            hcomp_fsck_say(io, "DAMAGED: %s", herr.msg);
+        else
+            hcomp_fsck_say(io, "DAMAGED: %s: the mapping file is missing", path);
+        rc = hcomp_fsck_rebuild(path, config, buf, len, res->map_missing ? 0600 : st.st_mode,
+                                repair, io, res, err);
+        if (rc == HCOMP_OK && res->rebuilt)
+            rc = check_file(path, repair, io, res, err);
+    }
+    free(buf);
+    if (rc != HCOMP_OK)
+        return rc;
+    res->problems = res->bad_pieces || res->segments_missing ||
+        (!res->rewritten && !res->rebuilt &&
+         (res->damaged_bytes || res->torn_bytes || res->header_code != HCOMP_OK)) ||
+        res->lost_segment_bytes;
+    return HCOMP_OK;
+}

@@ -1,0 +1,72 @@
+/* What the `hcomp` command-line tool does to whole files, kept in the library so that
+ * it is unit-tested without the tool: checking and repairing (fsck), draining every
+ * piece to the last tier. The tool itself (cli/) only parses arguments and prints. */
+#ifndef HCOMP_TOOLS_H
+#define HCOMP_TOOLS_H
+
+#include <stdint.h>
+#include "hcomp.h"
+
+/* How a long operation talks to its user. Either function may be NULL. */
+typedef struct hcomp_tool_io {
+    /* one finding, a complete line without its newline */
+    void (*say)(void *ctx, const char *line);
+    /* done of total units of what (bytes) so far */
+    void (*progress)(void *ctx, const char *what, uint64_t done, uint64_t total);
+    void *ctx;
+} hcomp_tool_io;
+
+typedef struct hcomp_fsck_result {
+    /* the mapping file */
+    int map_missing;            /* there is no mapping file at the path */
+    int header_code;            /* HCOMP_OK, or why the header cannot be used */
+    uint64_t map_bytes;
+    uint64_t records;           /* valid records */
+    uint64_t damaged_bytes;     /* bytes of the log that are no valid record */
+    uint64_t torn_bytes;        /* an incomplete record at the end (a torn append) */
+    /* the data */
+    uint64_t logical_size, live_bytes;
+    uint64_t segments, segments_missing;    /* missing: named, holding live data, gone */
+    uint64_t pieces, live_pieces, bad_pieces, remote_pieces;
+    uint64_t unreadable_bytes;  /* logical bytes that cannot be read back */
+    uint64_t orphan_files, orphan_bytes;    /* segment files no record names */
+    /* a rebuild from the pieces' headers (header damaged or mapping file lost) */
+    uint64_t found_pieces;      /* pieces found and verified in segment files */
+    uint64_t lost_segment_bytes;/* bytes of segment files that hold no valid piece */
+    uint64_t overlap_bytes;     /* logical bytes held by pieces of several segments */
+    /* what --repair did */
+    int rewritten;              /* the log was written again without its damage */
+    int rebuilt;                /* the mapping file was rebuilt */
+    uint64_t orphans_removed;
+    char backup[4096];          /* where the damaged mapping file was kept ("" if none) */
+    /* anything still wrong after the run (exit status 1 of `hcomp fsck`) */
+    int problems;
+} hcomp_fsck_result;
+
+/* Check the file at path: the mapping file's header and every record, every segment
+ * file, and every live piece (header, checksum, decoding). With repair set:
+ * - a log with damaged or torn records is written again without them (atomically);
+ * - a mapping file with a damaged header, or one that is gone, is rebuilt from the
+ *   headers of the pieces in the file's segment directories (found on the tiers of
+ *   config, NULL for $HCOMP_CONFIG or the embedded default, and in the file's own
+ *   directory); the damaged one is kept beside it;
+ * - segment files that no record names (left by a writer that died) are removed.
+ * Damaged pieces cannot be repaired: their logical ranges are reported.
+ * Returns HCOMP_OK when the check ran (res says what it found), or an error when it
+ * could not (no such file and nothing to rebuild from, a future format version, ...).
+ * Run it only on a file no job has open. */
+int hcomp_fsck(const char *path, const char *config, int repair, const hcomp_tool_io *io,
+               hcomp_fsck_result *res, hcomp_error *err);
+
+typedef struct hcomp_drain_result {
+    uint64_t pieces, stored_before, stored_after;   /* the pieces moved */
+    uint64_t segments_removed;                      /* emptied segment files removed */
+} hcomp_drain_result;
+
+/* Move every live piece that is not on the last tier of f's configuration there,
+ * re-encoded for it (RELOCATE records), then remove the segment files left without
+ * live data. The last tier must be shared. f must be open for writing. */
+int hcomp_drain_all(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *res,
+                    hcomp_error *err);
+
+#endif

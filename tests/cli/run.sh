@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Tests of the installed `hcomp` tool (PREFIX/bin/hcomp): every subcommand on real
+# files, with damage done the way failures do it, checking exit statuses, messages
+# and that the bytes read back are the bytes written.
+#   tests/cli/run.sh PREFIX
+# HCOMP_TOOL names another build of the tool to test (e.g. the sanitizer build).
+# Prints "PASS name" / "FAIL name: why" per check and "N passed, N failed" last.
+set -u
+PREFIX=$(cd "${1:?usage: $0 PREFIX}" && pwd)
+H=${HCOMP_TOOL:-$PREFIX/bin/hcomp}
+[ -x "$H" ] || { echo "FAIL: $H not found"; echo "0 passed, 1 failed"; exit 1; }
+W=$(mktemp -d /tmp/hcomp-clitest.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cd "$W"
+pass=0 fail=0
+ok() { echo "PASS $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+# expect NAME STATUS COMMAND...: the command exits with STATUS; its output is in $W/out
+expect() {
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$W/out" 2>&1
+    local got=$?
+    if [ "$got" -eq "$want" ]; then ok "$name"; else ko "$name" "exit $got, wanted $want: $(head -c 600 "$W/out")"; fi
+}
+has() { # NAME PATTERN: the last command's output matches
+    if grep -qE "$2" "$W/out"; then ok "$1"; else ko "$1" "no /$2/ in: $(head -c 600 "$W/out")"; fi
+}
+same() { # NAME A B
+    if cmp -s "$2" "$3"; then ok "$1"; else ko "$1" "$2 and $3 differ"; fi
+}
+
+# two shared tiers: 256 KiB "fast", then "slow" (the last, where drain goes)
+mkdir -p fast slow
+cat >tiers.json <<JSON
+{"version": 1, "tiers": [
+  {"name": "fast", "path": "$W/fast", "capacity": "256KiB"},
+  {"name": "slow", "path": "$W/slow"}]}
+JSON
+export HCOMP_CONFIG=$W/tiers.json
+# 3 MiB of text-like data (compresses), 1 MiB of random bytes, a 1 MiB hole, 5 bytes
+{ for i in $(seq 1 90000); do echo "line $i: temperature $((i % 97)).$((i % 13)) pressure $((i * 7 % 1013))"; done | head -c 3145728
+  head -c 1048576 /dev/urandom
+  head -c 1048576 /dev/zero
+  printf 'tail!'; } >in.dat
+
+expect "import" 0 "$H" import --no-progress --hint hcomp_piece_size=262144 in.dat f.hc
+expect "import refuses an existing file" 1 "$H" import in.dat f.hc
+has "import says --force" "exists.*--force"
+expect "info" 0 "$H" info f.hc
+has "info: logical size" "logical size .*\($(stat -c %s in.dat) bytes\)"
+has "info: tier fast" "^ +fast +$W/fast"
+has "info: tier slow" "^ +slow +$W/slow"
+has "info: the hole" "1\.0 MiB in holes"
+has "info: format version" "format +version 1"
+expect "export" 0 "$H" export f.hc out.dat
+same "export gives the bytes back" in.dat out.dat
+if [ "$(stat -c %b out.dat)" -lt "$(stat -c %b in.dat)" ]; then ok "export keeps the hole sparse"; else ko "export keeps the hole sparse" "$(stat -c %b out.dat) blocks"; fi
+expect "export refuses to overwrite" 1 "$H" export f.hc out.dat
+expect "export --force" 0 "$H" export --force f.hc out.dat
+"$H" export f.hc - >stdout.dat 2>/dev/null && same "export to stdout" in.dat stdout.dat
+"$H" cat f.hc --offset 3145000 --length 2000 >part.dat
+dd if=in.dat of=want.dat bs=1 skip=3145000 count=2000 2>/dev/null
+same "cat --offset --length" want.dat part.dat
+"$H" cat f.hc --offset $(( $(stat -c %s in.dat) - 3 )) >end.dat
+[ "$(cat end.dat)" = "il!" ] && ok "cat past the end stops at EOF" || ko "cat past the end stops at EOF" "$(od -c end.dat | head -2)"
+expect "fsck clean" 0 "$H" fsck f.hc
+has "fsck says clean" "f.hc: clean"
+
+# a torn append (a crash in the middle of close's last record): found, repaired, data intact
+cp f.hc f.map
+truncate -s -9 f.hc
+expect "fsck finds a torn record" 1 "$H" fsck f.hc
+has "fsck names it" "incomplete record"
+expect "fsck --repair of a torn record" 0 "$H" fsck --repair f.hc
+has "repair keeps the damaged map" "kept as .*f\.hc\.hcomp-damaged"
+expect "fsck after repair" 0 "$H" fsck f.hc
+"$H" export --force f.hc out.dat >/dev/null 2>&1; same "data intact after repair" in.dat out.dat
+rm -f f.hc.hcomp-damaged*
+
+# drain: everything ends on "slow", nothing of the file is left on "fast"
+expect "drain" 0 "$H" drain f.hc
+has "drain reports the moves" "moved [1-9][0-9]* pieces to tier \"slow\""
+if [ -z "$(ls -A fast | grep -v '^\.hcomp-ledger')" ]; then ok "drain empties the upper tier"; else ko "drain empties the upper tier" "$(ls -A fast)"; fi
+"$H" export --force f.hc out.dat >/dev/null 2>&1; same "data intact after drain" in.dat out.dat
+
+# a flipped bit in a piece: reported with its logical range, never read as data
+seg=$(ls slow/f.hc.*.hcd/*.seg | head -1)
+cp "$seg" seg.bak
+printf '\xff' | dd of="$seg" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect "fsck finds a damaged piece" 1 "$H" fsck f.hc
+has "fsck names the checksum" "DAMAGED: .*checksum mismatch"
+expect "export of a damaged file fails" 1 "$H" export --force f.hc out.dat
+has "export says what is damaged" "checksum mismatch"
+[ ! -e out.dat ] && ok "no half-exported file" || ko "no half-exported file" "out.dat exists"
+cp seg.bak "$seg"
+
+# a lost mapping file: rebuilt from the pieces' headers
+rm f.hc
+expect "fsck of a lost mapping file" 1 "$H" fsck f.hc
+has "fsck finds the pieces" "found [1-9][0-9]* valid pieces"
+expect "fsck --repair rebuilds it" 0 "$H" fsck --repair f.hc
+"$H" export f.hc out2.dat >/dev/null 2>&1
+# the hole at the end of the data part and the 5 bytes after it come back; the size
+# is the end of the last piece
+same "data intact after rebuild" in.dat out2.dat
+
+# bad usage and foreign files
+expect "no command" 2 "$H"
+expect "unknown command" 2 "$H" frobnicate f.hc
+expect "unknown option" 2 "$H" info --frob f.hc
+expect "bad hint" 2 "$H" import --hint hcomp_codec=nope in.dat g.hc
+has "bad hint named" "hcomp_codec"
+echo "not an hcomp file at all, just text that is long enough to have a header" >plain.txt
+expect "info of a plain file" 1 "$H" info plain.txt
+has "info says not hcomp" "not an hcomp file"
+expect "fsck of a plain file" 2 "$H" fsck --repair plain.txt
+[ "$(head -c 10 plain.txt)" = "not an hco" ] && ok "fsck leaves a plain file alone" || ko "fsck leaves a plain file alone" "changed"
+expect "rm of a plain file" 1 "$H" rm plain.txt
+[ -e plain.txt ] && ok "rm leaves a plain file alone" || ko "rm leaves a plain file alone" "removed"
+
+# import from a pipe, rm removes every piece
+head -c 700000 in.dat | "$H" import - p.hc >/dev/null 2>&1
+"$H" export p.hc p.out >/dev/null 2>&1
+head -c 700000 in.dat >p.want
+same "import from stdin" p.want p.out
+expect "rm" 0 "$H" rm f.hc p.hc
+left=$(find fast slow -name '*.seg' | wc -l)
+[ "$left" -eq 0 ] && [ ! -e f.hc ] && [ ! -e p.hc ] && ok "rm leaves no piece" || ko "rm leaves no piece" "$left segment files left"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
