@@ -112,7 +112,9 @@ void hcomp_monitor_status(int h, hcomp_tier_status *out)
     char dir[PATH_MAX];
     memcpy(dir, mon[h].dir, sizeof(dir));
     pthread_mutex_unlock(&mon_lock);
-    if (hcomp_now() - out->updated > 2.0 * HCOMP_MONITOR_PERIOD_MS / 1000.0) {
+    /* a loaded machine may delay the thread; only a status never taken or a second old
+     * is refreshed here, on the write path (a failing write takes a tier out anyway) */
+    if (out->updated == 0 || hcomp_now() - out->updated > 1.0) {
         uint64_t queued = out->queued;
         probe(dir, out);        /* stale (the thread has not run yet): look now */
         out->queued = queued;

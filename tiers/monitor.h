@@ -20,8 +20,8 @@ typedef struct hcomp_tier_status {
  * then checks on demand). The first call starts the thread. */
 int hcomp_monitor_watch(const char *dir);
 void hcomp_monitor_unwatch(int handle);
-/* The last status (refreshed synchronously when older than two periods, e.g. before
- * the thread's first pass). */
+/* The last status (refreshed synchronously before the thread's first pass, or when
+ * it is more than a second old). */
 void hcomp_monitor_status(int handle, hcomp_tier_status *out);
 void hcomp_monitor_queue(int handle, int64_t delta);
 

@@ -192,7 +192,9 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
     if (grant > avail)
         grant = avail;
     w->budget += grant;
-    w->avail_time = 0;      /* the cached room is stale now */
+    /* what hcomp_tier_available would read now: cache it rather than read it again */
+    w->avail_cache = avail - grant;
+    w->avail_time = hcomp_now();
     w->exhausted_at = grant == 0 ? hcomp_now() : 0;
     ledger_set(&l, w->ledger_id, w->budget);
     w->in_ledger = w->budget > 0;
