@@ -18,6 +18,11 @@
 #include "../tiers/tier_config.h"
 #include "../tiers/monitor.h"
 
+/* Decoded pieces kept per open file for reads: at most this many, and at most
+ * HCOMP_READ_CACHE_BYTES of them (so large pieces get fewer slots). */
+#define HCOMP_READ_CACHE_SLOTS 8
+#define HCOMP_READ_CACHE_BYTES (32u << 20)
+
 /* Logical files end at or before 2^48 bytes (the piece header's offset field). */
 #define HCOMP_PIECE_MAX_OFFSET_BYTES (UINT64_C(1) << 48)
 
@@ -125,9 +130,15 @@ struct hcomp_file {
     size_t rbuf_cap;
     unsigned char *unfilter;   /* decoded bytes before the filter is undone */
     size_t unfilter_cap;
-    unsigned char *cache;      /* logical bytes of the last piece decoded */
-    size_t cache_cap;
-    int64_t cache_piece;       /* -1: empty */
+    /* the logical bytes of the pieces decoded last (least recently used goes first):
+     * a piece's bytes never change, so entries stay valid until close */
+    struct hcomp_read_cache {
+        unsigned char *buf;
+        size_t cap;
+        int64_t piece;         /* -1: empty */
+        uint64_t used;         /* when last used (f->cache_tick) */
+    } cache[HCOMP_READ_CACHE_SLOTS];
+    uint64_t cache_tick;
 };
 
 /* The public file operations take f->lock (engine/file_api.c) and call these. */

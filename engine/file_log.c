@@ -201,8 +201,6 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
         if (me.off + me.len > f->size)
             f->size = me.off + me.len;
     }
-    if (f->cache_piece >= 0 && (uint32_t) f->cache_piece == idx)
-        f->cache_piece = -1;
     return loc_insert(f, idx);
 }
 

@@ -122,7 +122,8 @@ static void file_free(hcomp_file *f)
     free(f->scratch);
     free(f->rbuf);
     free(f->unfilter);
-    free(f->cache);
+    for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
+        free(f->cache[i].buf);
     hcomp_bytes_free(&f->batch);
     pthread_cond_destroy(&f->drain_wake);
     pthread_mutex_destroy(&f->lock);
@@ -155,7 +156,8 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
     }
     f->map_fd = -1;
-    f->cache_piece = -1;
+    for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
+        f->cache[i].piece = -1;
     f->dtype_hint = -1;
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->drain_wake, NULL);

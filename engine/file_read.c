@@ -110,19 +110,39 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
     return HCOMP_OK;
 }
 
-/* The logical bytes of a piece, through the one-piece cache. */
+/* The cache slot holding piece idx, or -1. */
+static int cache_find(const hcomp_file *f, uint32_t idx)
+{
+    for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
+        if (f->cache[i].piece == (int64_t) idx)
+            return i;
+    return -1;
+}
+
+/* The logical bytes of a piece, through the cache of recently decoded pieces (readers
+ * that hop between pieces, like data sieving or a subset of records, decode each once). */
 static int piece_bytes(hcomp_file *f, uint32_t idx, const unsigned char **out, hcomp_error *err)
 {
-    if (f->cache_piece != (int64_t) idx) {
-        if (hcomp_grow(&f->cache, &f->cache_cap, f->pieces[idx].raw_len ? f->pieces[idx].raw_len : 1) != 0)
+    int s = cache_find(f, idx);
+    if (s < 0) {
+        uint64_t raw = f->pieces[idx].raw_len ? f->pieces[idx].raw_len : 1;
+        int slots = (int) (HCOMP_READ_CACHE_BYTES / raw);
+        slots = slots < 1 ? 1 : slots > HCOMP_READ_CACHE_SLOTS ? HCOMP_READ_CACHE_SLOTS : slots;
+        s = 0;      /* an empty slot, else the least recently used */
+        for (int i = 1; i < slots && f->cache[s].piece >= 0; i++)
+            if (f->cache[i].piece < 0 || f->cache[i].used < f->cache[s].used)
+                s = i;
+        struct hcomp_read_cache *c = &f->cache[s];
+        c->piece = -1;
+        if (hcomp_grow(&c->buf, &c->cap, raw) != 0)
             return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-        f->cache_piece = -1;
-        int rc = hcomp_piece_load(f, idx, f->cache, err);
+        int rc = hcomp_piece_load(f, idx, c->buf, err);
         if (rc != HCOMP_OK)
             return rc;
-        f->cache_piece = idx;
+        c->piece = idx;
     }
-    *out = f->cache;
+    f->cache[s].used = ++f->cache_tick;
+    *out = f->cache[s].buf;
     return HCOMP_OK;
 }
 
@@ -156,7 +176,7 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
             uint64_t in_piece = e->piece_off + (cur - e->off);
             uint32_t piece = e->piece;
             const hcomp_piece *p = &f->pieces[piece];
-            if (in_piece == 0 && stop - cur == p->raw_len && f->cache_piece != (int64_t) piece) {
+            if (in_piece == 0 && stop - cur == p->raw_len && cache_find(f, piece) < 0) {
                 rc = hcomp_piece_load(f, piece, out + (cur - off), err);
             } else {
                 const unsigned char *bytes = NULL;
