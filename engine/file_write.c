@@ -37,8 +37,16 @@ int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, in
         if (w->full)
             continue;
         if (w->budget < need && !tier_exhausted(w) &&
-            (*rc = hcomp_tier_reserve(f, t, need - w->budget, err)) != HCOMP_OK)
-            return -1;
+            (*rc = hcomp_tier_reserve(f, t, need - w->budget, err)) != HCOMP_OK) {
+            if (*rc == HCOMP_E_NOMEM)
+                return -1;
+            /* the tier's capacity ledger is unusable (its directory vanished or turned
+             * read-only): take the tier out of placement, as a failing write does */
+            *rc = HCOMP_OK;
+            w->full = 1;
+            snprintf(w->why, sizeof(w->why), "%.250s", err ? err->msg : "unusable");
+            continue;
+        }
         if (w->budget >= need)
             return t;
     }
@@ -226,6 +234,41 @@ static int store_spilling(hcomp_file *f, int from, uint64_t start, hcomp_job *jo
     return HCOMP_OK;
 }
 
+/* A task that fails is not recorded, but the segments it created are used by the tasks
+ * that follow (which do not name them again), and a delete must find them: append their
+ * SEGMENT records alone; if even that fails, stop using those segments. */
+static void keep_segments_named(hcomp_file *f)
+{
+    hcomp_bytes segs = {0};
+    uint64_t ids[HCOMP_MAX_TIERS];
+    int nids = 0;
+    size_t pos = 0;
+    while (pos < f->batch.len) {
+        size_t start = pos;
+        hcomp_map_record rec;
+        int r = hcomp_map_next(f->batch.p, f->batch.len, &pos, &rec, NULL);
+        if (r == HCOMP_MAP_INCOMPLETE)
+            break;
+        if (r != HCOMP_MAP_RECORD || rec.type != HCOMP_REC_SEGMENT)
+            continue;
+        if (nids < HCOMP_MAX_TIERS)
+            ids[nids++] = rec.u.seg.id;
+        if (hcomp_bytes_reserve(&segs, pos - start) == 0) {
+            memcpy(segs.p + segs.len, f->batch.p + start, pos - start);
+            segs.len += pos - start;
+        }
+    }
+    hcomp_error ignored;
+    if (nids > 0 && (segs.len == 0 || hcomp_log_append(f, &segs, &ignored) != HCOMP_OK))
+        for (int t = 0; t < f->cfg.ntiers; t++)
+            for (int i = 0; i < nids; i++)
+                if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && f->tw[t].seg_id == ids[i]) {
+                    close(f->tw[t].seg_fd);
+                    f->tw[t].seg_fd = -1;
+                }
+    hcomp_bytes_free(&segs);
+}
+
 /* The jobs array for a task, grown as needed and kept across tasks. */
 static hcomp_job *jobs_for(hcomp_file *f, size_t n)
 {
@@ -339,6 +382,8 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
     free(start_of);
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);
+    if (rc != HCOMP_OK)
+        keep_segments_named(f);
     double t_end = hcomp_now();
     f->stats.tasks++;
     f->stats.bytes_in += len;

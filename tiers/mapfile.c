@@ -268,6 +268,23 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
     }
 }
 
+/* Whether a whole, valid record starts at some offset in [from, len). */
+static int valid_record_after(const unsigned char *buf, size_t len, size_t from)
+{
+    for (size_t q = from; q + 12 <= len; q++) {
+        if (hcomp_get_u32(buf + q) != HCOMP_MAP_RECORD_MAGIC ||
+            hcomp_get_u16(buf + q + 10) != frame_check(buf + q))
+            continue;
+        uint32_t n = hcomp_get_u32(buf + q + 4);
+        hcomp_map_record r;
+        if (n <= HCOMP_MAP_MAX_PAYLOAD && len - q >= (size_t) n + HCOMP_MAP_FRAME_SIZE &&
+            hcomp_get_u32(buf + q + 12 + n) == hcomp_crc32(buf + q + 4, 8 + (size_t) n) &&
+            decode_payload(hcomp_get_u16(buf + q + 8), buf + q + 12, n, &r) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_record *rec,
                    uint64_t *skipped)
 {
@@ -278,11 +295,15 @@ int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_
         hcomp_get_u16(buf + at + 10) == frame_check(buf + at)) {
         uint32_t n = hcomp_get_u32(buf + at + 4);
         if (n <= HCOMP_MAP_MAX_PAYLOAD) {
-            if (len - at < (size_t) n + HCOMP_MAP_FRAME_SIZE)
-                return HCOMP_MAP_INCOMPLETE;
-            uint32_t crc = hcomp_get_u32(buf + at + 12 + n);
-            if (crc == hcomp_crc32(buf + at + 4, 8 + (size_t) n) &&
-                decode_payload(hcomp_get_u16(buf + at + 8), buf + at + 12, n, rec) == 0) {
+            if (len - at < (size_t) n + HCOMP_MAP_FRAME_SIZE) {
+                /* not all there: an append in progress - or a torn one (its writer died
+                 * or the file system filled up in the middle of the write) that later
+                 * appends follow. Appends never overlap, so a whole record starting inside
+                 * this one's span means it was torn: damage, not a record to wait for. */
+                if (!valid_record_after(buf, len, at + 1))
+                    return HCOMP_MAP_INCOMPLETE;
+            } else if (hcomp_get_u32(buf + at + 12 + n) == hcomp_crc32(buf + at + 4, 8 + (size_t) n) &&
+                       decode_payload(hcomp_get_u16(buf + at + 8), buf + at + 12, n, rec) == 0) {
                 *pos = at + n + HCOMP_MAP_FRAME_SIZE;
                 return HCOMP_MAP_RECORD;
             }
@@ -292,8 +313,16 @@ int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_
     size_t next = at + 1;
     while (next + 4 <= len && hcomp_get_u32(buf + next) != HCOMP_MAP_RECORD_MAGIC)
         next++;
-    if (next + 4 > len)
+    if (next + 4 > len) {
+        /* no magic; but the last 1-3 bytes may be the start of one being appended:
+         * stop before them, or a reader that resumes here would miss that record */
         next = len;
+        for (size_t k = 3; k > 0; k--)
+            if (memcmp(buf + len - k, "HCR1", k) == 0) {
+                next = len - k;
+                break;
+            }
+    }
     if (skipped)
         *skipped += next - at;
     *pos = next;
