@@ -230,15 +230,19 @@ static double fingerprint(const void *buf, uint64_t len)
 
 /* The task's features, and those of its byte-shuffled data when shuffle may apply.
  * The full analysis (~30 us per call) is redone every REANALYZE_EVERY tasks, or as soon
- * as the data type or the fingerprint changes; in between the last one is reused. */
+ * as the data type or the fingerprint changes; in between the last one is reused, for
+ * small tasks too (a stream of 4 KiB writes would otherwise spend most of its time here). */
 static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan)
 {
     int auto_mode = f->opts.codec == NULL;
     int want_sh = auto_mode && f->opts.shuffle;
-    double fp = fingerprint(buf, len);
+    /* a task smaller than the analysis sample is not fingerprinted: its few bytes give a
+     * noisy fingerprint that costs as much as the time it would save, and a wrong guess
+     * costs little on so few bytes (a piece that does not shrink is stored raw) */
+    int small = len < HCOMP_ANALYZE_MAX_SAMPLE;
+    double fp = small ? f->feat_fp : fingerprint(buf, len);
     if (f->feat_valid && f->feat_dtype_hint == f->dtype_hint && f->feat_want_sh == want_sh &&
-        f->feat_age < REANALYZE_EVERY && fabs(fp - f->feat_fp) <= FINGERPRINT_SLACK &&
-        len >= HCOMP_ANALYZE_MAX_SAMPLE) {
+        f->feat_age < REANALYZE_EVERY && fabs(fp - f->feat_fp) <= FINGERPRINT_SLACK) {
         plan->feat = f->feat_cached;
         plan->feat_sh = f->feat_sh_cached;
         plan->has_sh = f->feat_has_sh;
