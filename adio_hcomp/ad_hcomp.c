@@ -14,7 +14,7 @@ struct ADIOI_Fns_struct ADIO_HCOMP_operations = {
     ADIOI_GEN_OpenColl,         /* OpenColl */
     ADIOI_HCOMP_ReadContig,     /* ReadContig */
     ADIOI_HCOMP_WriteContig,    /* WriteContig */
-    ADIOI_GEN_ReadStridedColl,  /* ReadStridedColl */
+    ADIOI_HCOMP_ReadStridedColl,        /* ReadStridedColl */
     ADIOI_HCOMP_WriteStridedColl,       /* WriteStridedColl */
     ADIOI_GEN_SeekIndividual,   /* SeekIndividual */
     ADIOI_HCOMP_Fcntl,          /* Fcntl */

@@ -14,6 +14,11 @@
 typedef struct ADIOI_HCOMP_State {
     hcomp_file *file;
     int coll_dtype;             /* element type of the collective/strided call in progress */
+    int in_coll_read;           /* inside ADIOI_HCOMP_ReadStridedColl */
+    int coll_read_error;        /* the first read error there (an MPI error code) */
+    int in_coll_write;          /* inside ADIOI_HCOMP_WriteStridedColl */
+    int coll_write_class;       /* the MPI error class of this process's first failed
+                                 * write there (0: none) */
     int has_hint_error;
     hcomp_error hint_error;
 } ADIOI_HCOMP_State;
@@ -32,6 +37,9 @@ void ADIOI_HCOMP_Flush(ADIO_File fd, int *error_code);
 void ADIOI_HCOMP_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_HCOMP_Delete(const char *filename, int *error_code);
 
+void ADIOI_HCOMP_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                 int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                                 int *error_code);
 void ADIOI_HCOMP_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                   MPI_Datatype datatype, int file_ptr_type,
                                   ADIO_Offset offset, ADIO_Status * status, int *error_code);
@@ -46,6 +54,8 @@ void ADIOI_HCOMP_Announce(ADIO_File fd, hcomp_file * f, MPI_Datatype datatype);
 /* Turn a libhcomp error into an MPI error code whose MPI_Error_string carries
  * the library's message (which names the file and the cause). */
 int ADIOI_HCOMP_Error(const char *myname, const hcomp_error * err);
+/* The MPI error class of a libhcomp error code. */
+int ADIOI_HCOMP_Error_class(int code);
 /* The open file, or NULL with *error_code set (deferred open, closed file). */
 hcomp_file *ADIOI_HCOMP_File(ADIO_File fd, const char *myname, int *error_code);
 

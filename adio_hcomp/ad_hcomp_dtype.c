@@ -70,17 +70,65 @@ void ADIOI_HCOMP_Announce(ADIO_File fd, hcomp_file * f, MPI_Datatype datatype)
     hcomp_file_set_dtype(f, access_dtype(fd, datatype));
 }
 
+/* A collective read fails on every process when it fails on one (see ReadContig). */
+void ADIOI_HCOMP_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                 int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                                 int *error_code)
+{
+    static char myname[] = "ADIOI_HCOMP_READSTRIDEDCOLL";
+    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    if (st) {
+        st->in_coll_read = 1;
+        st->coll_read_error = MPI_SUCCESS;
+    }
+    ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                              error_code);
+    if (st) {
+        st->in_coll_read = 0;
+        if (*error_code == MPI_SUCCESS)
+            *error_code = st->coll_read_error;
+        st->coll_read_error = MPI_SUCCESS;
+    }
+    int mine = *error_code != MPI_SUCCESS, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (any && !mine) {
+        hcomp_error err;
+        err.code = HCOMP_E_IO;
+        snprintf(err.msg, sizeof(err.msg), "%s: the collective read failed on another process "
+                 "(its error names the damaged or missing data); this process's data is not "
+                 "valid", fd->filename);
+        *error_code = ADIOI_HCOMP_Error(myname, &err);
+    }
+}
+
 void ADIOI_HCOMP_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                   MPI_Datatype datatype, int file_ptr_type,
                                   ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
+    static char myname[] = "ADIOI_HCOMP_WRITESTRIDEDCOLL";
     ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
-    if (st)
+    if (st) {
         st->coll_dtype = ADIOI_HCOMP_Dtype(datatype);
+        st->in_coll_write = 1;
+        st->coll_write_class = 0;
+    }
     ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                error_code);
-    if (st)
+    int mine = 0, any = 0;
+    if (st) {
         st->coll_dtype = -1;
+        st->in_coll_write = 0;
+        mine = st->coll_write_class;
+    }
+    /* the aggregator whose write failed knows why (no space, no such tier, ...); ROMIO
+     * tells the others only that something failed: give them the aggregator's class */
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (any != 0 && mine == 0)
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           any, "**hcomp", "**hcomp %s",
+                                           "the collective write failed on another process "
+                                           "(its error names the cause); what this process "
+                                           "wrote is not all stored");
 }
 
 void ADIOI_HCOMP_WriteStrided(ADIO_File fd, const void *buf, int count,

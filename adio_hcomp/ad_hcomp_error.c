@@ -5,7 +5,7 @@
 
 #include "ad_hcomp.h"
 
-static int error_class(int code)
+int ADIOI_HCOMP_Error_class(int code)
 {
     switch (code) {
         case HCOMP_E_INVAL:
@@ -24,6 +24,8 @@ static int error_class(int code)
             return MPI_ERR_UNSUPPORTED_OPERATION;
         case HCOMP_E_RDONLY:
             return MPI_ERR_READ_ONLY;
+        case HCOMP_E_NAME:
+            return MPI_ERR_BAD_FILE;
         case HCOMP_E_NOTHCOMP:
         case HCOMP_E_VERSION:
         case HCOMP_E_CORRUPT:
@@ -36,7 +38,7 @@ static int error_class(int code)
 int ADIOI_HCOMP_Error(const char *myname, const hcomp_error * err)
 {
     return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                error_class(err->code), "**hcomp", "**hcomp %s", err->msg);
+                                ADIOI_HCOMP_Error_class(err->code), "**hcomp", "**hcomp %s", err->msg);
 }
 
 hcomp_file *ADIOI_HCOMP_File(ADIO_File fd, const char *myname, int *error_code)

@@ -4,6 +4,7 @@
  */
 
 #include "ad_hcomp.h"
+#include <string.h>
 
 void ADIOI_HCOMP_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
@@ -26,7 +27,19 @@ void ADIOI_HCOMP_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype dat
         != HCOMP_OK) {
         fd->fp_sys_posn = -1;
         *error_code = ADIOI_HCOMP_Error(myname, &err);
-        return;
+        ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+        if (st && st->in_coll_read) {
+            /* ROMIO's two-phase read returns at once when an aggregator's read fails,
+             * leaving the other processes in the data exchange for ever: keep the error
+             * for ADIOI_HCOMP_ReadStridedColl, which makes every process fail, and let
+             * the exchange go on (with zeros, which nobody may use) */
+            if (st->coll_read_error == MPI_SUCCESS)
+                st->coll_read_error = *error_code;
+            memset(buf, 0, (size_t) len);
+            nread = (uint64_t) len;
+            *error_code = MPI_SUCCESS;
+        } else
+            return;
     }
     fd->fp_sys_posn = offset + (ADIO_Offset) nread;
     if (file_ptr_type == ADIO_INDIVIDUAL)

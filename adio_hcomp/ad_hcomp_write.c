@@ -25,6 +25,9 @@ void ADIOI_HCOMP_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datat
     if (len > 0 && hcomp_file_pwrite(f, buf, (uint64_t) len, (uint64_t) offset, &err) != HCOMP_OK) {
         fd->fp_sys_posn = -1;
         *error_code = ADIOI_HCOMP_Error(myname, &err);
+        ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+        if (st && st->in_coll_write && st->coll_write_class == 0)
+            st->coll_write_class = ADIOI_HCOMP_Error_class(err.code);
         return;
     }
     fd->dirty_write = 1;

@@ -80,6 +80,8 @@ struct hcomp_file {
     uint64_t consumed;         /* bytes of the mapping file applied */
     uint64_t generation;       /* counts replays that applied records */
     uint64_t skipped;          /* damaged bytes passed over */
+    uint64_t lost_records;     /* damaged records that had been written whole: reads fail */
+    uint64_t lost_at;          /* the mapping file offset of the first */
     hcomp_segment *segs;
     size_t nsegs, capsegs;
     hcomp_piece *pieces;
@@ -155,6 +157,9 @@ int hcomp_file_extend_locked(hcomp_file *f, uint64_t size, hcomp_error *err);
 
 /* engine/file_log.c */
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
+/* HCOMP_E_CORRUPT with a message when the log lost a record written whole (what it
+ * recorded cannot be known, so no read can be trusted), else HCOMP_OK. */
+int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
 void hcomp_log_free(hcomp_file *f);
 

@@ -230,11 +230,16 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
     size_t pos = 0, avail = (size_t) got;
     for (;;) {
         hcomp_map_record rec;
-        int r = hcomp_map_next(f->logbuf, avail, &pos, &rec, &f->skipped);
+        size_t at = pos;
+        int lost = 0;
+        int r = hcomp_map_next_checked(f->logbuf, avail, &pos, &rec, &f->skipped, &lost);
         if (r == HCOMP_MAP_INCOMPLETE)
             break;
-        if (r == HCOMP_MAP_DAMAGED)
+        if (r == HCOMP_MAP_DAMAGED) {
+            if (lost && f->lost_records++ == 0)
+                f->lost_at = f->consumed + at;
             continue;
+        }
         int rc = 0;
         if (rec.type == HCOMP_REC_SEGMENT)
             rc = apply_segment(f, &rec);
@@ -252,6 +257,18 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
         f->generation++;
     f->consumed += pos;
     return HCOMP_OK;
+}
+
+int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err)
+{
+    if (f->lost_records == 0)
+        return HCOMP_OK;
+    return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the mapping file is damaged at byte %llu (%llu "
+                      "records written whole fail their checksums): what they recorded is lost, "
+                      "so no read of this file can be trusted; `hcomp fsck --repair %s` keeps the "
+                      "other records (then only the lost writes are missing)", f->path,
+                      (unsigned long long) f->lost_at, (unsigned long long) f->lost_records,
+                      f->path);
 }
 
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err)

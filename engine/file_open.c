@@ -138,6 +138,9 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     hcomp_ok(err);
     if (path == NULL || path[0] == '\0')
         return hcomp_fail(err, HCOMP_E_INVAL, "empty file name");
+    if (strlen(path) >= PATH_MAX)   /* before anything derives other names from it */
+        return hcomp_fail(err, HCOMP_E_NAME, "%.200s...: file name too long (%zu bytes; at most "
+                          "%d)", path, strlen(path), PATH_MAX - 1);
     int nmodes = !!(flags & HCOMP_O_RDONLY) + !!(flags & HCOMP_O_WRONLY) + !!(flags & HCOMP_O_RDWR);
     if (nmodes != 1)
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: open needs exactly one of read-only, "
@@ -209,7 +212,8 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
             return rc;
         }
     }
-    f->map_fd = open(path, (f->writable ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO given as the file must be refused, not wait for a writer */
+    f->map_fd = open(path, (f->writable ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
     if (f->map_fd < 0) {
         rc = hcomp_fail_errno(err, errno, "%s: cannot open", path);
         file_free(f);
@@ -221,6 +225,7 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
         file_free(f);
         return rc;
     }
+    fcntl(f->map_fd, F_SETFL, fcntl(f->map_fd, F_GETFL) & ~O_NONBLOCK);
     if ((rc = load_header(f, err)) != HCOMP_OK || (rc = hcomp_log_refresh(f, err)) != HCOMP_OK) {
         file_free(f);
         return rc;
@@ -334,6 +339,8 @@ int hcomp_file_size_locked(hcomp_file *f, uint64_t *size, hcomp_error *err)
 {
     hcomp_ok(err);
     int rc = hcomp_log_refresh(f, err);
+    if (rc == HCOMP_OK)
+        rc = hcomp_log_check_lost(f, err);     /* a lost SIZE or PIECE record changes it */
     if (rc == HCOMP_OK)
         *size = f->size;
     return rc;

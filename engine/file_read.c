@@ -37,6 +37,24 @@ static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t le
 
 static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err);
 
+/* No writer makes a piece larger than the largest piece size, nor stores more than its
+ * codec's bound of that: a record that says so is damaged (and must not make a reader
+ * allocate gigabytes). */
+static int piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err)
+{
+    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
+    if (c == NULL)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown codec id %u in the piece at logical "
+                          "offset %llu", f->path, (unsigned) p->codec, (unsigned long long) p->start);
+    if (p->raw_len <= HCOMP_PIECE_SIZE_MAX && p->stored_len <= c->bound(p->raw_len))
+        return HCOMP_OK;
+    return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the mapping file names a piece of %u bytes "
+                      "stored in %u at logical offset %llu, larger than any piece hcomp writes "
+                      "(%u bytes): it is damaged", f->path, (unsigned) p->raw_len,
+                      (unsigned) p->stored_len, (unsigned long long) p->start,
+                      (unsigned) HCOMP_PIECE_SIZE_MAX);
+}
+
 int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
 {
     int rc = piece_load_once(f, idx, dst, err);
@@ -61,6 +79,9 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
     if (rc != HCOMP_OK)
         return rc;
     size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
+    /* the lengths come from the mapping file: check them before allocating for them */
+    if ((rc = piece_size_ok(f, p, err)) != HCOMP_OK)
+        return rc;
     if (hcomp_grow(&f->rbuf, &f->rbuf_cap, total) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
     double t0 = hcomp_now();
@@ -134,9 +155,12 @@ static int piece_bytes(hcomp_file *f, uint32_t idx, const unsigned char **out, h
                 s = i;
         struct hcomp_read_cache *c = &f->cache[s];
         c->piece = -1;
+        int rc = piece_size_ok(f, &f->pieces[idx], err);
+        if (rc != HCOMP_OK)
+            return rc;
         if (hcomp_grow(&c->buf, &c->cap, raw) != 0)
             return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-        int rc = hcomp_piece_load(f, idx, c->buf, err);
+        rc = hcomp_piece_load(f, idx, c->buf, err);
         if (rc != HCOMP_OK)
             return rc;
         c->piece = idx;
@@ -152,6 +176,8 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
     hcomp_ok(err);
     *nread = 0;
     int rc = hcomp_log_refresh(f, err);
+    if (rc == HCOMP_OK)
+        rc = hcomp_log_check_lost(f, err);
     if (rc != HCOMP_OK)
         return rc;
     /* a retry inside hcomp_piece_load may replay new records, which can change the

@@ -66,13 +66,16 @@ void hcomp_fsck_scan_log(const unsigned char *buf, size_t len, size_t from, hcom
     while (pos < len) {
         hcomp_map_record rec;
         size_t start = pos;
-        int r = hcomp_map_next(buf, len, &pos, &rec, &res->damaged_bytes);
+        int lost = 0;
+        int r = hcomp_map_next_checked(buf, len, &pos, &rec, &res->damaged_bytes, &lost);
         if (r == HCOMP_MAP_INCOMPLETE) {
             res->torn_bytes = len - pos;
             break;
         }
-        if (r == HCOMP_MAP_DAMAGED)
+        if (r == HCOMP_MAP_DAMAGED) {
+            res->lost_records += lost != 0;
             continue;
+        }
         res->records++;
         if (valid) {
             if (hcomp_bytes_reserve(valid, pos - start) != 0) {
@@ -269,10 +272,14 @@ static int fsck_with_header(const char *path, const unsigned char *buf, size_t l
         hcomp_bytes_free(&valid);
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
     }
+    if (res->lost_records)
+        hcomp_fsck_say(io, "DAMAGED: %llu records of the mapping file were written whole and "
+                       "fail their checksums: the writes, sizes or segments they recorded are "
+                       "lost (reads of the file fail until --repair drops them)",
+                       (unsigned long long) res->lost_records);
     if (res->damaged_bytes)
-        hcomp_fsck_say(io, "DAMAGED: %llu bytes of the mapping file are no valid record (what "
-                       "they recorded is lost; the records around them are used)",
-                       (unsigned long long) res->damaged_bytes);
+        hcomp_fsck_say(io, "DAMAGED: %llu bytes of the mapping file are no valid record (the "
+                       "records around them are used)", (unsigned long long) res->damaged_bytes);
     if (res->torn_bytes)
         hcomp_fsck_say(io, "DAMAGED: the mapping file ends in %llu bytes of an incomplete record "
                        "(an append cut short by a crash: that write never completed)",

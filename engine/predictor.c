@@ -384,7 +384,8 @@ int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *f, unsigne
         double s = 0.0;
         for (int j = 0; j < HCOMP_NFEAT; j++)
             s += m->coef[t][j] * x[j];
-        y[t] = s < LOG_MIN ? LOG_MIN : (s > LOG_MAX ? LOG_MAX : s);
+        /* NaN (huge coefficients: inf - inf) counts as the worst prediction */
+        y[t] = !(s >= LOG_MIN) ? LOG_MIN : (s > LOG_MAX ? LOG_MAX : s);
     }
     pthread_mutex_unlock(&p->mu);
     out->ratio = exp(y[HCOMP_TARGET_RATIO]);

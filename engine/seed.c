@@ -55,7 +55,17 @@ static int check_names(json_t *arr, const char *const *names, int n, const char 
 
 static void copy_str(char *dst, size_t cap, json_t *v)
 {
-    snprintf(dst, cap, "%s", json_is_string(v) ? json_string_value(v) : "");
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    snprintf(dst, cap, "%s", s);
+    /* a string cut inside a UTF-8 character would not be JSON text when saved: cut
+     * before that character */
+    size_t n = strlen(dst);
+    if (s[n] != '\0' && ((unsigned char) s[n] & 0xC0) == 0x80) {
+        while (n > 0 && ((unsigned char) dst[n - 1] & 0xC0) == 0x80)
+            n--;
+        if (n > 0)
+            dst[n - 1] = '\0';
+    }
 }
 
 static int parse_row(json_t *row, const char *src, const char *where, size_t j, hcomp_row *r,
@@ -79,8 +89,10 @@ static int parse_row(json_t *row, const char *src, const char *where, size_t j, 
             num[k] = 0.0;
             continue;
         }
+        /* bytes (k 2) must fit the JSON integer the writer writes it back as */
         if (get_number(v, &num[k]) != 0 || num[k] < 0 ||
-            (k != 0 && k != 2 && num[k] <= 0) || (k == 0 && num[k] > 8.0))
+            (k != 0 && k != 2 && num[k] <= 0) || (k == 0 && num[k] > 8.0) ||
+            (k == 2 && num[k] >= 9223372036854775808.0))
             return hcomp_fail(err, HCOMP_E_INVAL, "seed %s: %s.rows[%zu] field \"%s\" is not a "
                               "valid number", src, where, j, hcomp_row_field_names[2 + k]);
     }

@@ -23,6 +23,7 @@ typedef struct hcomp_fsck_result {
     uint64_t map_bytes;
     uint64_t records;           /* valid records */
     uint64_t damaged_bytes;     /* bytes of the log that are no valid record */
+    uint64_t lost_records;      /* of them, records that had been written whole */
     uint64_t torn_bytes;        /* an incomplete record at the end (a torn append) */
     /* the data */
     uint64_t logical_size, live_bytes;

@@ -17,7 +17,7 @@ const char *hcomp_code_name(int code)
     static const char *const names[] = {
         "HCOMP_OK", "HCOMP_E_INVAL", "HCOMP_E_NOENT", "HCOMP_E_EXIST", "HCOMP_E_ACCESS",
         "HCOMP_E_NOSPC", "HCOMP_E_NOTHCOMP", "HCOMP_E_VERSION", "HCOMP_E_CORRUPT",
-        "HCOMP_E_IO", "HCOMP_E_NOMEM", "HCOMP_E_UNSUPPORTED", "HCOMP_E_RDONLY"};
+        "HCOMP_E_IO", "HCOMP_E_NOMEM", "HCOMP_E_UNSUPPORTED", "HCOMP_E_RDONLY", "HCOMP_E_NAME"};
     if (code < 0 || (size_t) code >= sizeof(names) / sizeof(names[0]))
         return "HCOMP_E_UNKNOWN";
     return names[code];
@@ -64,8 +64,9 @@ int hcomp_code_from_errno(int errnum)
         case ENOMEM:
             return HCOMP_E_NOMEM;
         case EINVAL:
-        case ENAMETOOLONG:
             return HCOMP_E_INVAL;
+        case ENAMETOOLONG:
+            return HCOMP_E_NAME;
         default:
             return HCOMP_E_IO;
     }

@@ -27,7 +27,8 @@ enum hcomp_code {
     HCOMP_E_IO,           /* an operating-system I/O error */
     HCOMP_E_NOMEM,        /* out of memory */
     HCOMP_E_UNSUPPORTED,  /* a valid request this library does not support */
-    HCOMP_E_RDONLY        /* write to a file opened read-only */
+    HCOMP_E_RDONLY,       /* write to a file opened read-only */
+    HCOMP_E_NAME          /* a file name or path too long (or otherwise unusable as a name) */
 };
 
 #define HCOMP_ERROR_MSG_MAX 1024

@@ -268,10 +268,10 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
     }
 }
 
-/* Whether a whole, valid record starts at some offset in [from, len). */
-static int valid_record_after(const unsigned char *buf, size_t len, size_t from)
+/* Whether a whole, valid record starts at some offset in [from, to). */
+static int valid_record_in(const unsigned char *buf, size_t len, size_t from, size_t to)
 {
-    for (size_t q = from; q + 12 <= len; q++) {
+    for (size_t q = from; q < to && q + 12 <= len; q++) {
         if (hcomp_get_u32(buf + q) != HCOMP_MAP_RECORD_MAGIC ||
             hcomp_get_u16(buf + q + 10) != frame_check(buf + q))
             continue;
@@ -288,24 +288,38 @@ static int valid_record_after(const unsigned char *buf, size_t len, size_t from)
 int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_record *rec,
                    uint64_t *skipped)
 {
+    return hcomp_map_next_checked(buf, len, pos, rec, skipped, NULL);
+}
+
+int hcomp_map_next_checked(const unsigned char *buf, size_t len, size_t *pos,
+                           hcomp_map_record *rec, uint64_t *skipped, int *lost)
+{
     size_t at = *pos;
     if (len - at < 12)
         return HCOMP_MAP_INCOMPLETE;
+    /* Damage is either what a torn append leaves (a record cut short, which its writer
+     * never saw succeed, followed by later appends) or bytes of a record that was written
+     * whole and then changed (its writer was told it succeeded: what it said is lost). */
+    int whole_lost = 1;
     if (hcomp_get_u32(buf + at) == HCOMP_MAP_RECORD_MAGIC &&
         hcomp_get_u16(buf + at + 10) == frame_check(buf + at)) {
         uint32_t n = hcomp_get_u32(buf + at + 4);
         if (n <= HCOMP_MAP_MAX_PAYLOAD) {
+            size_t end = at + (size_t) n + HCOMP_MAP_FRAME_SIZE;
             if (len - at < (size_t) n + HCOMP_MAP_FRAME_SIZE) {
                 /* not all there: an append in progress - or a torn one (its writer died
                  * or the file system filled up in the middle of the write) that later
                  * appends follow. Appends never overlap, so a whole record starting inside
                  * this one's span means it was torn: damage, not a record to wait for. */
-                if (!valid_record_after(buf, len, at + 1))
+                if (!valid_record_in(buf, len, at + 1, len))
                     return HCOMP_MAP_INCOMPLETE;
+                whole_lost = 0;
             } else if (hcomp_get_u32(buf + at + 12 + n) == hcomp_crc32(buf + at + 4, 8 + (size_t) n) &&
                        decode_payload(hcomp_get_u16(buf + at + 8), buf + at + 12, n, rec) == 0) {
-                *pos = at + n + HCOMP_MAP_FRAME_SIZE;
+                *pos = end;
                 return HCOMP_MAP_RECORD;
+            } else if (valid_record_in(buf, len, at + 1, end)) {
+                whole_lost = 0;     /* torn, and a later append started inside its span */
             }
         }
     }
@@ -325,6 +339,9 @@ int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_
     }
     if (skipped)
         *skipped += next - at;
+    /* fewer bytes than a frame: the start of an append that was cut short */
+    if (lost)
+        *lost = whole_lost && next - at >= 12;
     *pos = next;
     return HCOMP_MAP_DAMAGED;
 }

@@ -109,6 +109,12 @@ enum hcomp_map_next_result {
 };
 int hcomp_map_next(const unsigned char *buf, size_t len, size_t *pos, hcomp_map_record *rec,
                    uint64_t *skipped);
+/* The same; on HCOMP_MAP_DAMAGED, *lost (if not NULL) tells whether the bytes passed over
+ * held a record that had been written whole (1: what it recorded is lost, and readers
+ * must not guess around it) or only the fragment of a torn append (0: a write that never
+ * returned success). */
+int hcomp_map_next_checked(const unsigned char *buf, size_t len, size_t *pos,
+                           hcomp_map_record *rec, uint64_t *skipped, int *lost);
 void hcomp_map_extent_at(const hcomp_map_record *rec, uint32_t i, hcomp_map_extent *out);
 
 #endif

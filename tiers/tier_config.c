@@ -268,7 +268,10 @@ int hcomp_tier_config_load(const char *path, hcomp_tier_config *cfg, hcomp_error
     fclose(f);
     if (rc == HCOMP_OK) {
         text[len] = '\0';
-        rc = hcomp_tier_config_parse(text, path, cfg, err);
+        const char *nul = memchr(text, '\0', len);   /* the parser would stop there */
+        rc = nul ? hcomp_fail(err, HCOMP_E_INVAL, "%s: the tier configuration has a NUL byte at "
+                              "offset %zu; it must be JSON text", path, (size_t) (nul - text))
+            : hcomp_tier_config_parse(text, path, cfg, err);
     }
     free(text);
     return rc;

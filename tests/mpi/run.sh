@@ -14,9 +14,17 @@
 # examples/scidata_demo.c is built (with -lhcomp) and run small. The generic tests
 # also run once against ufs: as a control (the semantics must match).
 #
-# Each run prints "PASS name (np=N)" or "FAIL name (np=N)" followed by its output.
-# A run also fails if it leaves anything behind in its directory or on the RAM
-# tier. The last line is "N passed, N failed"; the exit status is 1 if any failed.
+# The fault tests (tests/mpi/README.md) need more: t_soak runs only with
+# $HCOMP_TEST_SOAK_NP ranks (default 8, oversubscribed) for $HCOMP_SOAK_SECONDS
+# (default 30); t_kill is a driver sequence (a writer run, one rank killed with
+# SIGKILL, a verifying run); t_enospc and t_rotier mount small file systems and
+# print "SKIP ..." where mount(2) is not allowed (not root).
+#
+# Each run prints "PASS name (np=N)" or "FAIL name (np=N)" followed by its output,
+# or "SKIP name (np=N): why" when the program said it cannot run here (counted as
+# neither passed nor failed). A run also fails if it leaves anything behind in its
+# directory or on the RAM tier, or a mount. The last line is "N passed, N failed"
+# (", N skipped" added when some were); the exit status is 1 if any failed.
 #
 # Environment (all optional):
 #   HCOMP_TEST_CFLAGS    extra compiler/linker flags, e.g. "-fsanitize=address"
@@ -28,6 +36,8 @@
 #   HCOMP_TEST_RUN_ENV   VAR=value words set for every mpiexec run (e.g. a sanitizer
 #                        build of libhcomp on LD_LIBRARY_PATH, with LD_PRELOAD)
 #   HCOMP_TEST_KEEP=1    keep the work directory (it is printed)
+#   HCOMP_TEST_SOAK_NP   rank count of t_soak (default 8)
+#   HCOMP_SOAK_SECONDS   how long t_soak runs (default 30)
 set -u
 
 if [ $# -ne 1 ]; then
@@ -52,14 +62,34 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 # tests that run against both hcomp: and ufs:
 GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking t_interleave
-         t_fileperproc t_deferred t_shared t_modes t_hints t_errors t_delete t_large t_codecs"
-# tests about hcomp's storage (tiers, compression): hcomp: only
-HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine"
+         t_fileperproc t_deferred t_shared t_modes t_hints t_errors t_delete t_large t_codecs
+         t_badinput"
+# tests about hcomp's storage (tiers, compression, faults): hcomp: only
+HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine
+            t_enospc t_vanish t_rotier t_nospace t_damage t_recdamage t_collfail t_soak"
+# tests with rank counts of their own (name:np,np...) instead of $HCOMP_TEST_NPS
+FIXED_NPS="t_soak:${HCOMP_TEST_SOAK_NP:-8}"
+export HCOMP_SOAK_SECONDS=${HCOMP_SOAK_SECONDS:-30}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-mpitest.XXXXXX") || exit 2
 RAM=$(mktemp -d /dev/shm/hcomp-mpitest.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }
 chmod 700 "$RAM"
+# mounts_under DIR: mount points at or below DIR, deepest first
+mounts_under() {
+    awk -v d="$1" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/mounts 2>/dev/null | sort -r
+}
+# unmount_under DIR: unmount (lazily) everything mounted below DIR; prints what it was
+unmount_under() {
+    local m i
+    for i in 1 2 3 4 5 6 7 8; do     # bind mounts may be stacked on one path
+        m=$(mounts_under "$1")
+        [ -n "$m" ] || return 0
+        [ "$i" = 1 ] && echo "$m"
+        echo "$m" | while read -r p; do umount -l "$p" 2>/dev/null; done
+    done
+}
 cleanup() {
+    unmount_under "$WORK" > /dev/null
     if [ "${HCOMP_TEST_KEEP:-0}" = 1 ]; then
         echo "kept: $WORK $RAM"
     else
@@ -79,8 +109,10 @@ EOF
 
 PASSED=0
 FAILED=0
+SKIPPED=0
 
 pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
+skip() { SKIPPED=$((SKIPPED + 1)); echo "SKIP $1: $2"; }
 fail() {
     FAILED=$((FAILED + 1))
     echo "FAIL $1"
@@ -130,6 +162,15 @@ leftovers() {
     if [ "$2" = 1 ]; then find "$RAM" -mindepth 1 2>/dev/null | head -20; fi
 }
 
+# nps_of TEST DEFAULT: the rank counts TEST runs with
+nps_of() {
+    local e
+    for e in $FIXED_NPS; do
+        if [ "${e%%:*}" = "$1" ]; then echo "${e#*:}" | tr , ' '; return; fi
+    done
+    echo "$2"
+}
+
 # run_case LABEL NP CASEDIR CHECK_RAM CHECK_EMPTY PROGRAM ARGS...
 run_case() {
     local label=$1 np=$2 dir=$3 check_ram=$4 check_empty=$5
@@ -146,6 +187,12 @@ run_case() {
     elif [ $rc -ne 0 ]; then
         echo "(exit status $rc)" >> "$log"
     fi
+    local mounts
+    mounts=$(unmount_under "$dir")
+    if [ -n "$mounts" ]; then
+        { echo "the run left mounts behind (now unmounted):"; echo "$mounts"; } >> "$log"
+        rc=1
+    fi
     if [ $rc -eq 0 ] && [ "$check_empty" = 1 ]; then
         local left
         left=$(leftovers "$dir" "$check_ram")
@@ -154,13 +201,69 @@ run_case() {
             rc=1
         fi
     fi
-    if [ $rc -eq 0 ]; then pass "$label (np=$np)"; else fail "$label (np=$np)" "$log"; fi
+    local skipped
+    skipped=$(grep -m1 '^SKIP ' "$log" | sed 's/^SKIP [^:]*: //')
+    if [ $rc -eq 0 ] && [ -n "$skipped" ]; then
+        skip "$label (np=$np)" "$skipped"
+    elif [ $rc -eq 0 ]; then pass "$label (np=$np)"; else fail "$label (np=$np)" "$log"; fi
     # the next case starts clean even after a failure
     [ "$check_ram" = 1 ] && rm -rf "${RAM:?}"/* 2>/dev/null
     return $rc
 }
 
 newdir() { local d=$WORK/cases/$1; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
+
+# run_kill NP VERIFY_NP DIR: t_kill --write with NP ranks until every rank has created
+# DIR/f.dat.kill/ready.<rank> (after its data was closed and synced), 0.5 s more, then
+# SIGKILL to the last rank; mpiexec must end the job. Then t_kill --verify --delete with
+# VERIFY_NP ranks in a new mpiexec.
+run_kill() {
+    local np=$1 vnp=$2 dir=$3 f="hcomp:$3/f.dat" marks="$3/f.dat.kill"
+    local label="t_kill[SIGKILL while writing]" log=$WORK/logs/t_kill-write-np$1.log
+    local rc=0 bg i n pid
+    echo "\$ mpiexec -n $np t_kill --write $f $CONFIG  (then kill -9 of rank $((np - 1)))" > "$log"
+    # shellcheck disable=SC2086
+    timeout -k 10 "$TIMEOUT" env ${HCOMP_TEST_RUN_ENV:-} "$MPIEXEC" -n "$np" \
+        "$WORK/bin/t_kill" --write "$f" "$CONFIG" >> "$log" 2>&1 &
+    bg=$!           # timeout's pid: a TERM to it ends mpiexec and the ranks
+    n=0
+    for i in $(seq 1 1200); do       # at most 120 s for the writers to get there
+        n=$(find "$marks" -name 'ready.*' 2>/dev/null | wc -l)
+        [ "$n" -ge "$np" ] && break
+        kill -0 "$bg" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$n" -lt "$np" ]; then
+        echo "(only $n of $np ranks got to their writing loop)" >> "$log"
+        kill -- "$bg" 2>/dev/null
+        wait "$bg" 2>/dev/null
+        rm -rf "${RAM:?}"/* 2>/dev/null
+        rc=1
+    else
+        sleep 0.5
+        pid=$(cat "$marks/ready.$((np - 1))")
+        echo "(killing rank $((np - 1)), pid $pid, with SIGKILL)" >> "$log"
+        kill -9 "$pid" 2>/dev/null || { echo "(pid $pid was gone already)" >> "$log"; rc=1; }
+        wait "$bg"
+        i=$?
+        echo "(mpiexec ended with status $i)" >> "$log"
+        [ "$i" -ne 0 ] || { echo "(the job did not fail although a rank was killed)" >> "$log"; rc=1; }
+        [ "$i" -ne 124 ] || { echo "(timed out after ${TIMEOUT}s)" >> "$log"; rc=1; }
+        grep -q '^FAIL ' "$log" && rc=1
+        # the other ranks must be gone too: they are ours, end them if not
+        for pid in $(cat "$marks"/ready.* 2>/dev/null); do
+            if kill -0 "$pid" 2>/dev/null; then
+                echo "(rank pid $pid survived the job; killed)" >> "$log"
+                kill -9 "$pid" 2>/dev/null
+                rc=1
+            fi
+        done
+    fi
+    rm -rf "$marks"
+    if [ $rc -eq 0 ]; then pass "$label (np=$np)"; else fail "$label (np=$np)" "$log"; return; fi
+    run_case "t_kill[verify after SIGKILL, w=$np]" "$vnp" "$dir" 1 1 "$WORK/bin/t_kill" \
+        --verify --delete "$f" "$CONFIG"
+}
 
 for backend in $BACKENDS; do
     case $backend in
@@ -170,7 +273,7 @@ for backend in $BACKENDS; do
     esac
     for t in $tests; do
         selected "$t" && built "$t" || continue
-        for np in $nps; do
+        for np in $(nps_of "$t" "$nps"); do
             d=$(newdir "$t$suffix-np$np")
             run_case "$t$suffix" "$np" "$d" "$ram" 1 "$WORK/bin/$t" "$backend:$d/f.dat" $cfg
         done
@@ -198,6 +301,17 @@ for backend in $BACKENDS; do
         done
     fi
 
+    # a rank killed with SIGKILL while writing (t_kill): the writer run, then the kill
+    # of its last rank once every rank has written what must survive, then a new run
+    # that verifies (with another rank count) and deletes
+    if [ "$backend" = hcomp ] && selected t_kill && built t_kill; then
+        for np in $NPS; do
+            case $np in 1) vnp=2 ;; 2) vnp=1 ;; *) vnp=2 ;; esac
+            d=$(newdir "t_kill-np$np")
+            run_kill "$np" "$vnp" "$d"
+        done
+    fi
+
     # a relative file name (resolved against the working directory)
     if [ "$backend" = hcomp ] && selected t_basic_rw && built t_basic_rw; then
         d=$(newdir "t_basic_rw-relative")
@@ -220,5 +334,9 @@ for backend in $BACKENDS; do
     fi
 done
 
-echo "$PASSED passed, $FAILED failed"
+if [ "$SKIPPED" -gt 0 ]; then
+    echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+else
+    echo "$PASSED passed, $FAILED failed"
+fi
 [ "$FAILED" -eq 0 ]

@@ -550,6 +550,66 @@ static void test_next_damaged_length(void **state)
     hcomp_bytes_free(&b);
 }
 
+/* What damage means: a record written whole and then changed is lost (readers must not
+ * guess around it); a torn append that later appends follow, or a fragment shorter than
+ * a frame, is a write that never returned success. */
+static void test_next_lost_or_torn(void **state)
+{
+    (void) state;
+    hcomp_bytes b = {0};
+    size_t off[4];
+    build_log(&b, off);
+    unsigned char *p = malloc(b.len + 64);
+    assert_non_null(p);
+    size_t pos;
+    uint64_t skipped = 0;
+    hcomp_map_record rec;
+    int lost;
+    /* a flipped payload byte in the whole PIECE record: lost */
+    memcpy(p, b.p, b.len);
+    p[off[1] + 20] ^= 0x01;
+    pos = off[1];
+    lost = -1;
+    assert_int_equal(hcomp_map_next_checked(p, b.len, &pos, &rec, &skipped, &lost), HCOMP_MAP_DAMAGED);
+    assert_int_equal(lost, 1);
+    /* a flipped magic: lost too (a whole frame's worth of bytes is no record) */
+    memcpy(p, b.p, b.len);
+    p[off[1]] ^= 0xff;
+    pos = off[1];
+    lost = -1;
+    assert_int_equal(hcomp_map_next_checked(p, b.len, &pos, &rec, &skipped, &lost), HCOMP_MAP_DAMAGED);
+    assert_int_equal(lost, 1);
+    /* the PIECE record cut short (its writer died) and the SIZE record appended after it */
+    size_t cut = off[1] + 30;
+    memcpy(p, b.p, cut);
+    memcpy(p + cut, b.p + off[2], b.len - off[2]);
+    size_t len = cut + (b.len - off[2]);
+    pos = off[1];
+    lost = -1;
+    assert_int_equal(hcomp_map_next_checked(p, len, &pos, &rec, &skipped, &lost), HCOMP_MAP_DAMAGED);
+    assert_int_equal(lost, 0);
+    assert_int_equal(pos, cut);
+    assert_int_equal(hcomp_map_next_checked(p, len, &pos, &rec, &skipped, &lost), HCOMP_MAP_RECORD);
+    assert_int_equal(rec.type, HCOMP_REC_SIZE);
+    /* cut inside its frame (5 bytes written): a fragment, not a lost record */
+    cut = off[1] + 5;
+    memcpy(p, b.p, cut);
+    memcpy(p + cut, b.p + off[2], b.len - off[2]);
+    len = cut + (b.len - off[2]);
+    pos = off[1];
+    lost = -1;
+    assert_int_equal(hcomp_map_next_checked(p, len, &pos, &rec, &skipped, &lost), HCOMP_MAP_DAMAGED);
+    assert_int_equal(lost, 0);
+    assert_int_equal(hcomp_map_next_checked(p, len, &pos, &rec, &skipped, &lost), HCOMP_MAP_RECORD);
+    assert_int_equal(rec.type, HCOMP_REC_SIZE);
+    /* the end of the log being appended right now: wait for it, nothing lost */
+    pos = off[2];
+    assert_int_equal(hcomp_map_next_checked(b.p, b.len - 3, &pos, &rec, &skipped, &lost),
+                     HCOMP_MAP_INCOMPLETE);
+    free(p);
+    hcomp_bytes_free(&b);
+}
+
 static void test_next_bad_extent(void **state)
 {
     (void) state;
@@ -603,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_next_flipped_payload),
         cmocka_unit_test(test_next_garbage_between),
         cmocka_unit_test(test_next_damaged_length),
+        cmocka_unit_test(test_next_lost_or_torn),
         cmocka_unit_test(test_next_bad_extent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
