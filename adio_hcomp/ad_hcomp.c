@@ -36,8 +36,8 @@ struct ADIOI_Fns_struct ADIO_HCOMP_operations = {
     ADIOI_HCOMP_Delete,         /* Delete */
     ADIOI_GEN_Feature,          /* Features */
     "HCOMP: ROMIO driver for hcomp compressed multi-tier storage",
-    ADIOI_GEN_IreadStridedColl, /* IreadStridedColl */
-    ADIOI_GEN_IwriteStridedColl,        /* IwriteStridedColl */
+    ADIOI_HCOMP_IreadStridedColl,       /* IreadStridedColl */
+    ADIOI_HCOMP_IwriteStridedColl,      /* IwriteStridedColl */
     /* same choice as ad_ufs */
 #if defined(F_SETLKW64)
     ADIOI_GEN_SetLock           /* SetLock */

@@ -40,6 +40,12 @@ void ADIOI_HCOMP_Delete(const char *filename, int *error_code);
 void ADIOI_HCOMP_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                  int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                                  int *error_code);
+void ADIOI_HCOMP_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                  int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                                  int *error_code);
+void ADIOI_HCOMP_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                   ADIO_Request * request, int *error_code);
 void ADIOI_HCOMP_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                   MPI_Datatype datatype, int file_ptr_type,
                                   ADIO_Offset offset, ADIO_Status * status, int *error_code);

@@ -1,8 +1,9 @@
 /*
- * The element type of an access, from its MPI datatype, for the engine's input
- * analyzer (it picks byte shuffle and its models by type). At a two-phase
- * aggregator ROMIO passes MPI_BYTE, so the type seen at the entry of the
- * collective call is kept in the state while it runs.
+ * The collective and strided entry points. They announce the element type of an
+ * access, from its MPI datatype, for the engine's input analyzer (it picks byte shuffle
+ * and its models by type): at a two-phase aggregator ROMIO passes MPI_BYTE, so the type
+ * seen at the entry of the collective call is kept in the state while it runs. And
+ * they make a collective call fail on every process when it fails on one.
  */
 
 #include "ad_hcomp.h"
@@ -142,4 +143,44 @@ void ADIOI_HCOMP_WriteStrided(ADIO_File fd, const void *buf, int count,
     ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
     if (st)
         st->coll_dtype = outer;
+}
+
+/* Nonblocking collectives run as the blocking ones above, at once, and return a completed
+ * request (as ROMIO's FAKE nonblocking calls do): ROMIO's own nonblocking two-phase would
+ * leave the other processes waiting for ever when an aggregator's read fails, and could
+ * not tell them why a write failed. */
+void ADIOI_HCOMP_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                  int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                                  int *error_code)
+{
+    ADIO_Status status;
+    MPI_Count typesize;
+    MPI_Offset nbytes = 0;
+    ADIOI_HCOMP_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
+                                error_code);
+    if (*error_code == MPI_SUCCESS) {
+        int n;
+        MPI_Type_size_x(datatype, &typesize);
+        MPI_Get_count(&status, datatype, &n);
+        nbytes = (MPI_Offset) n * typesize;
+    }
+    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+}
+
+void ADIOI_HCOMP_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                   ADIO_Request * request, int *error_code)
+{
+    ADIO_Status status;
+    MPI_Count typesize;
+    MPI_Offset nbytes = 0;
+    ADIOI_HCOMP_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
+                                 error_code);
+    if (*error_code == MPI_SUCCESS) {
+        int n;
+        MPI_Type_size_x(datatype, &typesize);
+        MPI_Get_count(&status, datatype, &n);
+        nbytes = (MPI_Offset) n * typesize;
+    }
+    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
 }

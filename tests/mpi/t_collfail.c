@@ -12,8 +12,9 @@
  *      rank, and MPI_File_read_all through a strided view (each rank every P-th KiB):
  *      MPI_ERR_IO on every rank
  *   2. the segment removed: the same reads fail with an error class on every rank
- *   3. a 256 KiB tier and 1 MiB written per rank with MPI_File_write_at_all:
- *      MPI_ERR_NO_SPACE on every rank */
+ *   3. a 256 KiB tier and 1 MiB written per rank with MPI_File_write_at_all, then with
+ *      MPI_File_iwrite_at_all: MPI_ERR_NO_SPACE on every rank
+ * (1 also with MPI_File_iread_at_all.) */
 #include "tfault.h"
 
 #include <signal.h>
@@ -65,6 +66,14 @@ static void coll_read_fails(const tctx *t, MPI_File fh, int strided, int want, c
         TCHK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
         MPI_Type_free(&vr);
         MPI_Type_free(&v);
+    } else if (strided == 2) {
+        /* the nonblocking form: the error comes from the start or from the wait */
+        MPI_Request req;
+        rc = MPI_File_iread_at_all(fh, 0, b, NP * PS, MPI_BYTE, &req);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&req, &st);
+        if (rc == MPI_SUCCESS)
+            TEXPECT_BYTES(b, ref, NP * PS, 0, t_fmt("%s: the read succeeded", what));
     } else {
         rc = MPI_File_read_at_all(fh, 0, b, NP * PS, MPI_BYTE, &st);
         if (rc == MPI_SUCCESS)
@@ -116,6 +125,7 @@ int main(int argc, char **argv)
     fh = t_open(&t, t.target, MPI_MODE_RDONLY, info);
     coll_read_fails(&t, fh, 0, MPI_ERR_IO, ref, "read_at_all over a damaged piece");
     coll_read_fails(&t, fh, 1, MPI_ERR_IO, ref, "read_all (strided view) over a damaged piece");
+    coll_read_fails(&t, fh, 2, MPI_ERR_IO, ref, "iread_at_all over a damaged piece");
     TCHK(MPI_File_close(&fh));
 
     /* 2. the segment gone */
@@ -148,6 +158,20 @@ int main(int argc, char **argv)
         TFAIL("write_at_all with every tier full: %d rank(s) did not get MPI_ERR_NO_SPACE "
               "(this rank: %s)", nbad, rc ? t_errstr(rc) : "success");
     t_log(&t, "write_at_all with every tier full: every rank got MPI_ERR_NO_SPACE");
+    /* and the nonblocking form, further on in the file */
+    MPI_Request req;
+    arm("iwrite_at_all with every tier full");
+    rc = MPI_File_iwrite_at_all(fh, (MPI_Offset)(t.nprocs + t.rank) * MiB, w, (int)MiB, MPI_BYTE,
+                                &req);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&req, &st);
+    alarm(0);
+    bad = t_err_class(rc) != MPI_ERR_NO_SPACE;
+    MPI_Allreduce(&bad, &nbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (nbad)
+        TFAIL("iwrite_at_all with every tier full: %d rank(s) did not get MPI_ERR_NO_SPACE "
+              "(this rank: %s)", nbad, rc ? t_errstr(rc) : "success");
+    t_log(&t, "iwrite_at_all with every tier full: every rank got MPI_ERR_NO_SPACE");
     TCHK(MPI_File_close(&fh));
     t_delete(&t, t.target, info);
     t_remove_tiers(&t, &tt);
