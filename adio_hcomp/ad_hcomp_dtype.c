@@ -149,22 +149,28 @@ void ADIOI_HCOMP_WriteStrided(ADIO_File fd, const void *buf, int count,
  * request (as ROMIO's FAKE nonblocking calls do): ROMIO's own nonblocking two-phase would
  * leave the other processes waiting for ever when an aggregator's read fails, and could
  * not tell them why a write failed. */
+static void complete(ADIO_File fd, MPI_Datatype datatype, ADIO_Status * status,
+                     ADIO_Request * request, int *error_code)
+{
+    MPI_Offset nbytes = 0;
+    if (*error_code == MPI_SUCCESS) {
+        MPI_Count typesize;
+        int n;
+        MPI_Type_size_x(datatype, &typesize);
+        MPI_Get_count(status, datatype, &n);
+        nbytes = (MPI_Offset) n * typesize;
+    }
+    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+}
+
 void ADIOI_HCOMP_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                   int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
                                   int *error_code)
 {
     ADIO_Status status;
-    MPI_Count typesize;
-    MPI_Offset nbytes = 0;
     ADIOI_HCOMP_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
                                 error_code);
-    if (*error_code == MPI_SUCCESS) {
-        int n;
-        MPI_Type_size_x(datatype, &typesize);
-        MPI_Get_count(&status, datatype, &n);
-        nbytes = (MPI_Offset) n * typesize;
-    }
-    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+    complete(fd, datatype, &status, request, error_code);
 }
 
 void ADIOI_HCOMP_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
@@ -172,15 +178,7 @@ void ADIOI_HCOMP_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
                                    ADIO_Request * request, int *error_code)
 {
     ADIO_Status status;
-    MPI_Count typesize;
-    MPI_Offset nbytes = 0;
     ADIOI_HCOMP_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
                                  error_code);
-    if (*error_code == MPI_SUCCESS) {
-        int n;
-        MPI_Type_size_x(datatype, &typesize);
-        MPI_Get_count(&status, datatype, &n);
-        nbytes = (MPI_Offset) n * typesize;
-    }
-    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+    complete(fd, datatype, &status, request, error_code);
 }

@@ -171,6 +171,19 @@ static void first_segment(const fixture *fx, const char *tier, char *out)
     assert_true(out[0] != '\0');
 }
 
+/* Entries of dir other than hidden ones (the capacity ledger). */
+static int visible_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 static void test_clean(void **state)
 {
     fixture *fx = *state;
@@ -292,13 +305,7 @@ static void test_map_lost(void **state)
     expect_bytes(fx, 96 * KIB, 604 * KIB, 1);
     /* and it is a whole hcomp file again: delete removes every piece */
     assert_int_equal(hcomp_file_delete(fx->file, &err), HCOMP_OK);
-    DIR *d = opendir(fx->t0);
-    struct dirent *e;
-    int left = 0;
-    while ((e = readdir(d)) != NULL)
-        left += e->d_name[0] != '.';
-    closedir(d);
-    assert_int_equal(left, 0);
+    assert_int_equal(visible_entries(fx->t0), 0);
 }
 
 static void test_punched_piece(void **state)
@@ -416,13 +423,7 @@ static void test_drain_all(void **state)
     assert_int_equal(hcomp_stat_path(fx->file, &st, &err), HCOMP_OK);
     assert_int_equal(st.ntiers, 1);
     assert_string_equal(st.tier[0].name, "slow");
-    DIR *d = opendir(fx->t0);           /* "fast" holds nothing of the file now */
-    struct dirent *e;
-    int left = 0;
-    while ((e = readdir(d)) != NULL)
-        left += e->d_name[0] != '.';
-    closedir(d);
-    assert_int_equal(left, 0);
+    assert_int_equal(visible_entries(fx->t0), 0);  /* "fast" holds nothing of the file now */
     expect_bytes(fx, 0, 100 * KIB, 1);
     expect_bytes(fx, 100 * KIB, 50 * KIB, 2);
     expect_bytes(fx, 150 * KIB, 550 * KIB, 1);
