@@ -35,9 +35,12 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
                            hcomp_job *job, unsigned char **raw, size_t *cap, hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
+    int rc = hcomp_piece_size_ok(f, p, err);     /* before allocating what it says */
+    if (rc != HCOMP_OK)
+        return rc;
     if (hcomp_grow(raw, cap, p->raw_len ? p->raw_len : 1) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory draining", f->path);
-    int rc = hcomp_piece_load(f, idx, *raw, err);   /* checked: never moves damage */
+    rc = hcomp_piece_load(f, idx, *raw, err);       /* checked: never moves damage */
     if (rc != HCOMP_OK)
         return rc;
     uint64_t old_off = p->seg_off;

@@ -185,6 +185,9 @@ void hcomp_drain_stop(hcomp_file *f);
 
 /* engine/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);
+/* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before
+ * allocating a buffer of its size. */
+int hcomp_piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err);
 
 /* tiers/tier_space.c */
 /* The directory a tier stands for, for the file at file_path (@filedir: its directory). */

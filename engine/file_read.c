@@ -40,7 +40,7 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
 /* No writer makes a piece larger than the largest piece size, nor stores more than its
  * codec's bound of that: a record that says so is damaged (and must not make a reader
  * allocate gigabytes). */
-static int piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err)
+int hcomp_piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err)
 {
     const hcomp_codec *c = hcomp_codec_by_id(p->codec);
     if (c == NULL)
@@ -80,7 +80,7 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
         return rc;
     size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
     /* the lengths come from the mapping file: check them before allocating for them */
-    if ((rc = piece_size_ok(f, p, err)) != HCOMP_OK)
+    if ((rc = hcomp_piece_size_ok(f, p, err)) != HCOMP_OK)
         return rc;
     if (hcomp_grow(&f->rbuf, &f->rbuf_cap, total) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
@@ -155,7 +155,7 @@ static int piece_bytes(hcomp_file *f, uint32_t idx, const unsigned char **out, h
                 s = i;
         struct hcomp_read_cache *c = &f->cache[s];
         c->piece = -1;
-        int rc = piece_size_ok(f, &f->pieces[idx], err);
+        int rc = hcomp_piece_size_ok(f, &f->pieces[idx], err);
         if (rc != HCOMP_OK)
             return rc;
         if (hcomp_grow(&c->buf, &c->cap, raw) != 0)

@@ -219,13 +219,14 @@ static int check_pieces(hcomp_file *f, const hcomp_tool_io *io, hcomp_fsck_resul
         hcomp_segment *s = &f->segs[p->seg];
         res->live_pieces++;
         seg_used[p->seg] = 1;
+        hcomp_error e;
+        int sane = hcomp_piece_size_ok(f, p, &e) == HCOMP_OK;  /* before allocating for it */
         if (s->node_local && strcmp(s->node, hcomp_node_name()) != 0) {
             res->remote_pieces++;   /* readable on its node only: fsck it there */
-        } else if (hcomp_grow(&buf, &cap, p->raw_len ? p->raw_len : 1) != 0) {
+        } else if (sane && hcomp_grow(&buf, &cap, p->raw_len ? p->raw_len : 1) != 0) {
             rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
         } else {
-            hcomp_error e;
-            if (hcomp_piece_load(f, (uint32_t) i, buf, &e) != HCOMP_OK) {
+            if (!sane || hcomp_piece_load(f, (uint32_t) i, buf, &e) != HCOMP_OK) {
                 res->bad_pieces++;
                 res->unreadable_bytes += live[i];
                 hcomp_fsck_say(io, "DAMAGED: %llu live bytes from logical offset %llu cannot be "

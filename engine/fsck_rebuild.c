@@ -8,6 +8,7 @@
  * decided. Sizes set by truncation or preallocation are not in the pieces and are lost. */
 #include "fsck_internal.h"
 #include "filter.h"
+#include "options.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -180,7 +181,8 @@ static int piece_at(int fd, uint64_t off, uint64_t size, hcomp_piece_header *h, 
         return 0;
     const hcomp_codec *c = hcomp_codec_by_id(h->codec);
     if (c == NULL || h->filter >= HCOMP_FILTER_COUNT || h->raw_len == 0 ||
-        h->stored_len > size - off - sizeof(hb) || h->raw_len > (1u << 30) ||
+        h->stored_len > size - off - sizeof(hb) || h->raw_len > HCOMP_PIECE_SIZE_MAX ||
+        h->stored_len > c->bound(h->raw_len) ||
         h->start + h->raw_len > HCOMP_PIECE_MAX_OFFSET + 1)
         return 0;
     if (hcomp_grow(buf, cap, h->stored_len ? h->stored_len : 1) != 0 ||

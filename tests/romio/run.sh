@@ -44,6 +44,8 @@
 #   ROMIO_TEST_NO_UFS=1  skip the ufs control runs
 #   ROMIO_TEST_KEEP=1    keep the work directory (its path is printed)
 #   ROMIO_TEST_HEAVY=1   also run large_array (4 GiB, ~1 GiB of RAM per rank)
+#   HCOMP_TEST_RUN_ENV   VAR=value words set for every mpiexec run (e.g. a sanitizer
+#                        build of libhcomp on LD_LIBRARY_PATH, with LD_PRELOAD)
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -269,7 +271,9 @@ run_case() {
     [ "$be" = hcomp ] && [ -n "$RAM" ] && { find "$RAM" -mindepth 1 -delete 2>/dev/null || true; }
     {
         echo "\$ (cd $dir && mpiexec -n $np $t ${argv[*]})"
-        (cd "$dir" && timeout -k 10 "$TIMEOUT" "$MPIEXEC" -n "$np" "$WORK/bin/$t" "${argv[@]}") 2>&1 || rc=$?
+        # shellcheck disable=SC2086  # RUN_ENV is a list of words
+        (cd "$dir" && env ${HCOMP_TEST_RUN_ENV:-} timeout -k 10 "$TIMEOUT" "$MPIEXEC" -n "$np" \
+            "$WORK/bin/$t" "${argv[@]}") 2>&1 || rc=$?
     } > "$log" 2>&1 < /dev/null
     RESULT=0
     REASON=""
