@@ -283,6 +283,18 @@ static hcomp_job *jobs_for(hcomp_file *f, size_t n)
     return f->jobs;
 }
 
+/* A piece of a task before it is encoded. */
+typedef struct piece_desc {
+    const unsigned char *src;
+    uint32_t len;
+    unsigned codec;
+    int level, filter, tier;
+    uint64_t start;
+} piece_desc;
+
+#define WINDOW_BYTES (32u << 20)    /* pieces in flight per task: at most this many bytes */
+#define WINDOW_MIN_PIECES 4u        /* ... but at least this many pieces */
+
 int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
                       hcomp_error *err)
 {
@@ -307,18 +319,19 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
     if (rc != HCOMP_OK)
         return rc;
 
-    /* 4: the pieces of every part, encoded on the manager's threads */
-    size_t njobs = 0;
+    /* 4: the pieces of every part, encoded on the manager's threads, a window at a time:
+     * each job in flight holds an output buffer of up to a piece, so a task of many GiB
+     * in one write must not have all its pieces in flight at once */
+    size_t npieces = 0;
     for (int p = 0; p < plan.hcdp.nparts; p++)
-        njobs += (size_t) ((plan.hcdp.part[p].len + f->opts.piece_size - 1) / f->opts.piece_size);
-    hcomp_job *jobs = jobs_for(f, njobs);
-    if (jobs == NULL)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    int *tier_of = malloc(njobs * sizeof(int));
-    uint64_t *start_of = malloc(njobs * sizeof(uint64_t));
-    if (tier_of == NULL || start_of == NULL) {
-        free(tier_of);
-        free(start_of);
+        npieces += (size_t) ((plan.hcdp.part[p].len + f->opts.piece_size - 1) / f->opts.piece_size);
+    size_t window = WINDOW_BYTES / f->opts.piece_size;
+    if (window < WINDOW_MIN_PIECES)
+        window = WINDOW_MIN_PIECES;
+    hcomp_job *jobs = jobs_for(f, npieces < window ? npieces : window);
+    piece_desc *d = malloc((npieces ? npieces : 1) * sizeof(*d));
+    if (jobs == NULL || d == NULL) {
+        free(d);
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     }
     const unsigned char *src = buf;
@@ -329,57 +342,65 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
         const hcdp_candidate *c = &plan.input.cand[part->cand];
         for (uint64_t done = 0; done < part->len; j++) {
             uint64_t n = part->len - done < f->opts.piece_size ? part->len - done : f->opts.piece_size;
-            hcomp_job *job = &jobs[j];
-            job->src = src + pos;
-            job->len = (uint32_t) n;
-            job->codec = c->codec;
-            job->level = c->level;
-            job->filter = c->filter;
-            tier_of[j] = part->tier;
-            start_of[j] = off + pos;
+            d[j] = (piece_desc) {src + pos, (uint32_t) n, c->codec, c->level, c->filter, part->tier,
+                                 off + pos};
             done += n;
             pos += n;
         }
     }
-    for (j = 0; j < njobs; j++)     /* the tiers' load, as the monitor reports it */
-        hcomp_monitor_queue(f->tw[tier_of[j]].mon, jobs[j].len);
+    for (j = 0; j < npieces; j++)   /* the tiers' load, as the monitor reports it */
+        hcomp_monitor_queue(f->tw[d[j].tier].mon, d[j].len);
     double t_enc = hcomp_now();
-    hcomp_jobs_start(jobs, njobs, f->opts.threads);
 
     /* 5: store each piece as soon as it is encoded */
     f->batch.len = 0;
     rc = HCOMP_OK;
     double t_wait = 0;
-    for (j = 0; j < njobs; j++) {
-        double w0 = hcomp_now();
-        hcomp_jobs_wait(jobs, njobs, j);
-        t_wait += hcomp_now() - w0;
-        hcomp_job *job = &jobs[j];
-        hcomp_monitor_queue(f->tw[tier_of[j]].mon, -(int64_t) job->len);
-        if (rc != HCOMP_OK)
-            continue;           /* drain the queue before returning the error */
-        if (job->rc != HCOMP_OK) {
-            rc = hcomp_fail(err, job->rc, "%s: compressing %u bytes with %s failed", f->path,
-                            (unsigned) job->len, hcomp_codec_by_id(job->codec)->name);
-            continue;
+    for (size_t w0 = 0; w0 < npieces; w0 += window) {
+        size_t njobs = npieces - w0 < window ? npieces - w0 : window;
+        for (size_t k = 0; k < njobs; k++) {
+            hcomp_job *job = &jobs[k];      /* keeps its buffers from earlier windows */
+            job->src = d[w0 + k].src;
+            job->len = d[w0 + k].len;
+            job->codec = d[w0 + k].codec;
+            job->level = d[w0 + k].level;
+            job->filter = d[w0 + k].filter;
         }
-        hcomp_engine_feedback(f, &plan, job);
-        int t = tier_of[j];
-        uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) job->stored;
-        int fits = !f->tw[t].full &&
-            (f->tw[t].budget >= need ||
-             (!tier_exhausted(&f->tw[t]) &&
-              hcomp_tier_reserve(f, t, need - f->tw[t].budget, err) == HCOMP_OK &&
-              f->tw[t].budget >= need));
-        int r = fits ? store(f, t, start_of[j], job->len, job, err) : HCOMP_E_NOSPC;
-        if (r == HCOMP_E_NOSPC)
-            r = store_spilling(f, t, start_of[j], job, err);
-        rc = r;
+        hcomp_jobs_start(jobs, njobs, f->opts.threads);
+        for (size_t k = 0; k < njobs; k++) {
+            double w1 = hcomp_now();
+            hcomp_jobs_wait(jobs, njobs, k);
+            t_wait += hcomp_now() - w1;
+            hcomp_job *job = &jobs[k];
+            int t = d[w0 + k].tier;
+            hcomp_monitor_queue(f->tw[t].mon, -(int64_t) job->len);
+            f->stats.t_compression += job->seconds;
+            if (rc != HCOMP_OK)
+                continue;       /* drain the queue before returning the error */
+            if (job->rc != HCOMP_OK) {
+                rc = hcomp_fail(err, job->rc, "%s: compressing %u bytes with %s failed", f->path,
+                                (unsigned) job->len, hcomp_codec_by_id(job->codec)->name);
+                continue;
+            }
+            hcomp_engine_feedback(f, &plan, job);
+            uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) job->stored;
+            int fits = !f->tw[t].full &&
+                (f->tw[t].budget >= need ||
+                 (!tier_exhausted(&f->tw[t]) &&
+                  hcomp_tier_reserve(f, t, need - f->tw[t].budget, err) == HCOMP_OK &&
+                  f->tw[t].budget >= need));
+            int r = fits ? store(f, t, d[w0 + k].start, job->len, job, err) : HCOMP_E_NOSPC;
+            if (r == HCOMP_E_NOSPC)
+                r = store_spilling(f, t, d[w0 + k].start, job, err);
+            rc = r;
+        }
+        if (rc != HCOMP_OK) {   /* the pieces of later windows were never queued for I/O */
+            for (size_t k = w0 + njobs; k < npieces; k++)
+                hcomp_monitor_queue(f->tw[d[k].tier].mon, -(int64_t) d[k].len);
+            break;
+        }
     }
-    for (j = 0; j < njobs; j++)
-        f->stats.t_compression += jobs[j].seconds;
-    free(tier_of);
-    free(start_of);
+    free(d);
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);
     if (rc != HCOMP_OK)

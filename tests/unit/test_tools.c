@@ -436,6 +436,36 @@ static void test_drain_all(void **state)
     hcomp_file_close(f, NULL);
 }
 
+/* One write of many pieces (here 640, more than the 512 of the 32 MiB window) is
+ * encoded a window at a time: the job buffers stay bounded, and every byte lands. */
+static void test_large_task_window(void **state)
+{
+    fixture *fx = *state;
+    size_t len = 640 * 64 * KIB;
+    unsigned char *buf = malloc(len), *got = malloc(len);
+    assert_non_null(buf);
+    assert_non_null(got);
+    fill(buf, len, 0, 7);
+    hcomp_file *f;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0640, 1, fx->opts,
+                                     &f, &err), HCOMP_OK);
+    if (hcomp_file_pwrite(f, buf, len, 0, &err) != HCOMP_OK)
+        fail_msg("write: %s", err.msg);
+    assert_true(f->njobs_cap <= (32u << 20) / (64 * KIB));
+    uint64_t n;
+    assert_int_equal(hcomp_file_pread(f, got, len, 0, &n, &err), HCOMP_OK);
+    assert_int_equal(n, len);
+    assert_memory_equal(got, buf, len);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    hcomp_stats st;
+    assert_int_equal(hcomp_stat_path(fx->file, &st, &err), HCOMP_OK);
+    assert_true(st.pieces >= 640);    /* a piece cut where "fast" filled up makes two */
+    assert_int_equal(st.live_bytes, len);
+    free(buf);
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +479,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_orphan_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_and_future, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_task_window, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
