@@ -21,24 +21,6 @@
 
 #define BLK (64 * KiB)
 
-static void write_ok(MPI_File fh, uint64_t off, const uint8_t *ref, uint64_t len, int coll,
-                     const char *what)
-{
-    MPI_Status st;
-    int rc = coll ? MPI_File_write_at_all(fh, (MPI_Offset)off, ref + off, (int)len, MPI_BYTE, &st)
-                  : MPI_File_write_at(fh, (MPI_Offset)off, ref + off, (int)len, MPI_BYTE, &st);
-    if (rc != MPI_SUCCESS)
-        TFAIL("%s: %s of %llu bytes at %llu failed: %s", what, coll ? "write_at_all" : "write_at",
-              (unsigned long long)len, (unsigned long long)off, t_errstr(rc));
-}
-
-static void sync_all(MPI_File fh)
-{
-    TCHK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    TCHK(MPI_File_sync(fh));
-}
-
 /* every byte: a slice per rank collectively, and the whole file by the last rank */
 static void verify(const tctx *t, MPI_File fh, const uint8_t *ref, uint64_t size, const char *what)
 {
