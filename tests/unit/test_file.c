@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -88,20 +89,11 @@ static int setup(void **state)
     return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    if (flag == FTW_DP)
-        return rmdir(path);
-    return unlink(path);
-}
-
 static int teardown(void **state)
 {
     fixture *fx = *state;
     chmod(fx->t0, 0700);        /* in case a test took permissions away */
-    assert_int_equal(nftw(fx->base, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+    assert_int_equal(t_rm_tree(fx->base), 0);
     hcomp_options_free(fx->opts);
     free(fx);
     return 0;

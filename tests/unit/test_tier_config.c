@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tutil.h"
 
 #include <ftw.h>
 #include <math.h>
@@ -20,18 +21,9 @@
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    if (flag == FTW_DP)
-        return rmdir(path);
-    return unlink(path);
-}
-
 static void rm_rf(const char *path)
 {
-    assert_int_equal(nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+    assert_int_equal(t_rm_tree(path), 0);
 }
 
 static int make_tmpdir(void **state)

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tutil.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -56,17 +57,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static int teardown(void **state)
 {
     fixture *fx = *state;
-    assert_int_equal(nftw(fx->base, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+    assert_int_equal(t_rm_tree(fx->base), 0);
     hcomp_options_free(fx->opts);
     free(fx);
     return 0;
