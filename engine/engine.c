@@ -301,8 +301,16 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     double t1 = hcomp_now();
     hcdp_input *in = &plan->input;
     in->ntiers = f->cfg.ntiers;
+    /* with hcomp_drain=close, node-local data is moved to the first shared tier before
+     * the close returns: HCDP charges that move to the node-local tiers (in the
+     * background, hcomp_drain=background, it is taken to overlap the application) */
+    int drain_to = 0;
+    for (int t = 0; t < f->cfg.ntiers && drain_to == 0 && f->opts.drain == 1; t++)
+        if (!f->cfg.tier[t].node_local)
+            drain_to = t + 1;
     for (int t = 0; t < f->cfg.ntiers; t++) {
         tier_speed(f, t, &in->tier[t]);
+        in->tier[t].drain_to = f->cfg.tier[t].node_local ? drain_to : 0;
         hcomp_tier_status st;
         hcomp_monitor_status(f->tw[t].mon, &st);
         if (f->tw[t].full || !st.available) {

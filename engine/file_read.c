@@ -1,6 +1,7 @@
 /* Reading: replay what others appended, then copy from the pieces that overlap
  * the range (decoding each at most once; a piece read whole is decoded straight
- * into the caller's buffer) and zeros for holes. */
+ * into the caller's buffer, or read straight into it when stored uncompressed) and
+ * zeros for holes. */
 #include "file_internal.h"
 #include "util.h"
 #include "filter.h"
@@ -82,10 +83,16 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
     /* the lengths come from the mapping file: check them before allocating for them */
     if ((rc = hcomp_piece_size_ok(f, p, err)) != HCOMP_OK)
         return rc;
-    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, total) != 0)
+    /* a piece stored as it is goes straight into dst (one copy fewer: on page-cache-speed
+     * tiers the copies are the cost); anything else is read whole, then decoded into dst */
+    int direct = p->codec == HCOMP_CODEC_NONE && p->filter == HCOMP_FILTER_NONE &&
+                 p->stored_len == p->raw_len;
+    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, direct ? HCOMP_PIECE_HEADER_SIZE : total) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
     double t0 = hcomp_now();
-    long long got = hcomp_pread_full(s->fd, f->rbuf, total, p->seg_off);
+    long long got = direct ? hcomp_pread2_full(s->fd, f->rbuf, HCOMP_PIECE_HEADER_SIZE, dst,
+                                               p->stored_len, p->seg_off)
+                           : hcomp_pread_full(s->fd, f->rbuf, total, p->seg_off);
     for (int t = 0; t < f->cfg.ntiers; t++)    /* emulated tiers are slow to read too */
         if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
             hcomp_tier_emulate(&f->cfg.tier[t], total, 0, t0);
@@ -103,7 +110,7 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece header at %llu of %s (tier \"%s\") does "
                           "not match the mapping file", f->path, (unsigned long long) p->seg_off,
                           s->path, s->tier);
-    const unsigned char *payload = f->rbuf + HCOMP_PIECE_HEADER_SIZE;
+    const unsigned char *payload = direct ? dst : f->rbuf + HCOMP_PIECE_HEADER_SIZE;
     if (hcomp_crc32(payload, p->stored_len) != p->crc)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: checksum mismatch in the piece at %llu of %s "
                           "(tier \"%s\", logical bytes from %llu): the stored data is damaged",
@@ -116,6 +123,8 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
     if (p->filter >= HCOMP_FILTER_COUNT)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown filter %u in %s", f->path,
                           (unsigned) p->filter, s->path);
+    if (direct)
+        return HCOMP_OK;
     unsigned char *out = dst;
     if (p->filter != HCOMP_FILTER_NONE) {   /* decode, then undo the filter into dst */
         if (hcomp_grow(&f->unfilter, &f->unfilter_cap, p->raw_len ? p->raw_len : 1) != 0)

@@ -57,6 +57,12 @@ double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)
     double tc = k->comp_Bps > 0 ? (double) len / k->comp_Bps : 0.0;
     double td = k->decomp_Bps > 0 ? (double) len / k->decomp_Bps : 0.0;
     double W = tc + st / tier->write_Bps + tier->latency * n;
+    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers) {
+        /* moved at close before the close returns: read back, decoded, stored again there
+         * (estimated with the same codec); the write is paid twice */
+        const hcdp_tier *d = &in->tier[tier->drain_to - 1];
+        W += st / tier->read_Bps + td + tc + st / d->write_Bps + (tier->latency + d->latency) * n;
+    }
     double R = td + st / tier->read_Bps + tier->latency * n;
     double S = st / tier->write_Bps;
     return in->w.wc * W + in->w.wd * R + in->w.wr * S;

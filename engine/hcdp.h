@@ -32,6 +32,8 @@ typedef struct hcdp_tier {
     double write_Bps, read_Bps; /* > 0 */
     double latency;      /* seconds per piece access */
     uint64_t min_part;   /* smallest part a split may leave there (0: 4096) */
+    int drain_to;        /* 1 + the tier a part stored here is moved to at close (node-local
+                            data, hcomp_drain=close); 0: it stays */
 } hcdp_tier;
 
 typedef struct hcdp_weights {

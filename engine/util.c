@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 const char *hcomp_code_name(int code)
 {
@@ -87,17 +88,12 @@ int hcomp_fail_errno(hcomp_error *err, int errnum, const char *fmt, ...)
     return code;
 }
 
+/* CRC-32 (the zlib/IEEE polynomial, so files written with zlib's crc32 verify the same):
+ * libdeflate's, which uses carry-less multiplication where the CPU has it; zlib's was the
+ * largest single cost of storing incompressible data on page-cache-speed tiers. */
 uint32_t hcomp_crc32(const void *buf, size_t len)
 {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    const unsigned char *p = buf;
-    while (len > 0) {           /* zlib takes uInt lengths */
-        uInt n = len > (1u << 30) ? (1u << 30) : (uInt) len;
-        crc = crc32(crc, p, n);
-        p += n;
-        len -= n;
-    }
-    return (uint32_t) crc;
+    return libdeflate_crc32(0, buf, len);
 }
 
 int hcomp_random_bytes(void *buf, size_t len)
@@ -219,6 +215,29 @@ long long hcomp_pread_full(int fd, void *buf, size_t len, uint64_t off)
     size_t done = 0;
     while (done < len) {
         ssize_t n = pread(fd, p + done, len - done, (off_t) (off + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        done += (size_t) n;
+    }
+    return (long long) done;
+}
+
+long long hcomp_pread2_full(int fd, void *a, size_t alen, void *b, size_t blen, uint64_t off)
+{
+    size_t done = 0, len = alen + blen;
+    while (done < len) {
+        struct iovec rest[2];
+        int n_iov = 0;
+        if (done < alen)
+            rest[n_iov++] = (struct iovec) {(char *) a + done, alen - done};
+        size_t bdone = done > alen ? done - alen : 0;
+        rest[n_iov++] = (struct iovec) {(char *) b + bdone, blen - bdone};
+        ssize_t n = preadv(fd, rest, n_iov, (off_t) (off + done));
         if (n < 0) {
             if (errno == EINTR)
                 continue;

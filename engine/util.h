@@ -74,6 +74,8 @@ int hcomp_parse_duration(const char *text, double *seconds);
 int hcomp_write_full(int fd, const void *buf, size_t len);
 /* pread exactly len bytes; returns bytes read (less only at end of file) or -1. */
 long long hcomp_pread_full(int fd, void *buf, size_t len, uint64_t off);
+/* Like hcomp_pread_full into A then B (one preadv): a header and its payload. */
+long long hcomp_pread2_full(int fd, void *a, size_t alen, void *b, size_t blen, uint64_t off);
 /* path made absolute (against the working directory) in out; 0, or -1 with errno. */
 int hcomp_abs_path(const char *path, char *out, size_t n);
 

@@ -306,7 +306,9 @@ static int count_files(const char *dir)
 
 /* Two simulated nodes: node A writes with a node-local first tier. Without draining,
  * node B gets a clear error naming node A, never wrong bytes; with draining at close,
- * node B reads the right bytes and the node-local tier is empty. */
+ * node B reads the right bytes and the node-local tier is empty. (With hcomp_drain=close
+ * the engine charges the move to the node-local tier, so only weights on read speed put
+ * data there: those are used, and the data is seen there before the close.) */
 static void test_two_nodes(void **state)
 {
     fixture *fx = *state;
@@ -317,8 +319,18 @@ static void test_two_nodes(void **state)
     const char *drain[2] = {"never", "close"};
     for (int i = 0; i < 2; i++) {
         setenv("HCOMP_NODE", "node-A", 1);
-        hcomp_options *o = opts(fx, "hcomp_drain", drain[i], "hcomp_priority", "async", NULL);
-        write_file(fx, o, HCOMP_DTYPE_BYTES, d, len, 256 * 1024);
+        hcomp_options *o = i == 0 ? opts(fx, "hcomp_drain", "never", "hcomp_priority", "async", NULL)
+                                  : opts(fx, "hcomp_drain", "close", "hcomp_weights", "0,1,0", NULL);
+        hcomp_file *f;
+        if (hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err) != HCOMP_OK)
+            fail_msg("open: %s", err.msg);
+        for (size_t off = 0; off < len; off += 256 * 1024)
+            if (hcomp_file_pwrite(f, d + off, 256 * 1024, off, &err) != HCOMP_OK)
+                fail_msg("pwrite: %s", err.msg);
+        if (count_files(fx->t0) == 0)
+            fail_msg("hcomp_drain=%s: nothing was placed on the node-local tier", drain[i]);
+        if (hcomp_file_close(f, &err) != HCOMP_OK)
+            fail_msg("close: %s", err.msg);
         hcomp_options_free(o);
         setenv("HCOMP_NODE", "node-B", 1);
         int rc = read_file(fx, back, len, &err);
@@ -355,6 +367,35 @@ static uint64_t blocks_in(const char *dir)
     assert_int_equal(fscanf(p, "%llu", &kib), 1);
     pclose(p);
     return kib * 1024;
+}
+
+/* Draining at close costs a second write: for a write-weighted objective the engine
+ * stores straight on the shared tier, where without the drain it uses the node-local one. */
+static void test_drain_close_charged(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = 2 * MIB;
+    char *d = text(len);
+    const char *drain[2] = {"never", "close"};
+    for (int i = 0; i < 2; i++) {
+        hcomp_options *o = opts(fx, "hcomp_drain", drain[i], "hcomp_priority", "async", NULL);
+        hcomp_file *f;
+        hcomp_error err;
+        if (hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err) != HCOMP_OK)
+            fail_msg("open: %s", err.msg);
+        if (hcomp_file_pwrite(f, d, len, 0, &err) != HCOMP_OK)
+            fail_msg("pwrite: %s", err.msg);
+        int local = count_files(fx->t0);
+        if (i == 0 && local == 0)
+            fail_msg("hcomp_drain=never: the fast node-local tier was not used");
+        if (i == 1 && local != 0)
+            fail_msg("hcomp_drain=close: %d files on the node-local tier; the move at close "
+                     "makes it slower than the shared tier", local);
+        assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+        hcomp_options_free(o);
+        delete_file(fx);
+    }
+    free(d);
 }
 
 /* Background drain: while the writer is idle, its node-local pieces move to the
@@ -463,6 +504,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fixed_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shuffle_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drain_close_charged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };

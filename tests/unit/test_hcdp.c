@@ -53,6 +53,29 @@ static void test_fits_in_ram(void **state)
     assert_true(fabs(p.cost - ((1 << 20) + 16) / 10e9 - 1e-6) < 1e-9);
 }
 
+/* The same tiers, the fast one node-local and drained at close to the slow one: its
+ * cost becomes raw 0.1 ms + read back 0.1 ms + the slow tier's 10.5 ms + 4 ms latency,
+ * more than lz4 straight on the slow tier (1.75 + 5.24 + 4 ms = 11.0 ms): the engine
+ * goes straight there. */
+static void test_drain_close_charged(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 1, 0, 0);
+    add_tier(&in, 64u << 20, 10e9, 1e-6);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+    in.tier[0].drain_to = 2;
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 1);
+    assert_int_equal(p.part[0].cand, 1);
+    double raw_local = ((1 << 20) + 16) / 10e9 * 2 + 1e-6 + ((1 << 20) + 16) / 100e6 + 1e-6 + 4e-3;
+    assert_true(fabs(hcdp_place_cost(&in, 1 << 20, 0, 0) - raw_local) < 1e-9);
+    double lz4 = (1 << 20) / 600e6 + ((1 << 19) + 16) / 100e6 + 4e-3;
+    assert_true(fabs(p.cost - lz4) < 1e-9);
+}
+
 /* Async weights on a slow tier: write time = len/comp + stored/bw.
  * 1 MiB: raw 10.5 ms; lz4 1.75 + 5.24 = 7.0 ms; zstd 5.24 + 4.19 = 9.4 ms;
  * lzma 52 + 3 = 55 ms: the fastest codec (lz4) wins. */
@@ -207,6 +230,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fits_in_ram),
+        cmocka_unit_test(test_drain_close_charged),
         cmocka_unit_test(test_async_fastest),
         cmocka_unit_test(test_archival_highest_ratio),
         cmocka_unit_test(test_incompressible_none),
