@@ -22,6 +22,11 @@ void hcomp_extent_map_init(hcomp_extent_map *m);
 void hcomp_extent_map_free(hcomp_extent_map *m);
 /* Map [e->off, e->off + e->len) to e's piece; returns 0 or -1 (out of memory). */
 int hcomp_extent_map_insert(hcomp_extent_map *m, const hcomp_extent *e);
+/* Map the k extents e[0..k), later ones winning over earlier ones where they overlap, as k
+ * calls of hcomp_extent_map_insert would, in O(n + k log k) instead of O(n k): for the
+ * replay of a mapping file whose pieces were not written in order (several writers, a
+ * collective write's aggregators). Returns 0 or -1 (out of memory: the map is unchanged). */
+int hcomp_extent_map_insert_batch(hcomp_extent_map *m, const hcomp_extent *e, size_t k);
 /* Drop everything at or beyond size (cutting the extent that straddles it). */
 void hcomp_extent_map_truncate(hcomp_extent_map *m, uint64_t size);
 /* Index of the first extent that ends after off (n if none). */

@@ -87,6 +87,8 @@ struct hcomp_file {
     hcomp_piece *pieces;
     size_t npieces, cappieces;
     hcomp_extent_map map;
+    hcomp_extent *replayed;        /* extents of the records being replayed, not yet in map */
+    size_t nreplayed, replayed_cap;
     uint64_t size;
     uint32_t *loc;             /* hash of piece locations (segment, offset) -> piece + 1 */
     size_t loc_cap, loc_used;

@@ -195,22 +195,41 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
         hcomp_map_extent_at(r, i, &me);
         if (i == 0)
             p->start = me.off - me.piece_off;
-        hcomp_extent e = {me.off, me.len, idx, me.piece_off};
-        if (hcomp_extent_map_insert(&f->map, &e) != 0)
-            return -1;
+        if (f->nreplayed == f->replayed_cap) {
+            size_t cap = f->replayed_cap ? f->replayed_cap * 2 : 256;
+            hcomp_extent *v = realloc(f->replayed, cap * sizeof(*v));
+            if (v == NULL)
+                return -1;
+            f->replayed = v;
+            f->replayed_cap = cap;
+        }
+        f->replayed[f->nreplayed++] = (hcomp_extent) {me.off, me.len, idx, me.piece_off};
         if (me.off + me.len > f->size)
             f->size = me.off + me.len;
     }
     return loc_insert(f, idx);
 }
 
-static void apply_size(hcomp_file *f, const hcomp_map_record *r)
+/* The replayed extents into the map, in one merge: records of several writers (or of a
+ * collective write's aggregators) arrive out of order, and inserting them one by one
+ * costs O(n) each. */
+static int flush_replayed(hcomp_file *f)
+{
+    int rc = hcomp_extent_map_insert_batch(&f->map, f->replayed, f->nreplayed);
+    f->nreplayed = 0;
+    return rc;
+}
+
+static int apply_size(hcomp_file *f, const hcomp_map_record *r)
 {
     if (r->u.size.mode == HCOMP_SIZE_SET) {
+        if (flush_replayed(f) != 0)
+            return -1;
         hcomp_extent_map_truncate(&f->map, r->u.size.size);
         f->size = r->u.size.size;
     } else if (r->u.size.size > f->size)
         f->size = r->u.size.size;
+    return 0;
 }
 
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
@@ -228,6 +247,7 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
     if (got < 0)
         return hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
     size_t pos = 0, avail = (size_t) got;
+    int rc = 0;
     for (;;) {
         hcomp_map_record rec;
         size_t at = pos;
@@ -240,19 +260,23 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
                 f->lost_at = f->consumed + at;
             continue;
         }
-        int rc = 0;
         if (rec.type == HCOMP_REC_SEGMENT)
             rc = apply_segment(f, &rec);
         else if (rec.type == HCOMP_REC_PIECE)
             rc = apply_piece(f, &rec);
         else if (rec.type == HCOMP_REC_SIZE)
-            apply_size(f, &rec);
+            rc = apply_size(f, &rec);
         else if (rec.type == HCOMP_REC_RELOCATE)
             rc = apply_relocate(f, &rec);
         if (rc != 0)
-            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the mapping file",
-                              f->path);
+            break;
     }
+    if (rc == 0)
+        rc = flush_replayed(f);
+    f->nreplayed = 0;
+    if (rc != 0)    /* consumed stays: the next refresh replays these records again */
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the mapping file",
+                          f->path);
     if (pos > 0)
         f->generation++;
     f->consumed += pos;
@@ -306,6 +330,9 @@ void hcomp_log_free(hcomp_file *f)
     free(f->pieces);
     free(f->logbuf);
     hcomp_extent_map_free(&f->map);
+    free(f->replayed);
+    f->replayed = NULL;
+    f->nreplayed = f->replayed_cap = 0;
     f->segs = NULL;
     f->pieces = NULL;
     f->logbuf = NULL;

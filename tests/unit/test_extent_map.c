@@ -313,10 +313,15 @@ static void check_model(const hcomp_extent_map *m, const int32_t *owner, const w
     }
 }
 
-static void test_random_against_model(void **state)
+/* batched: writes are collected and given to hcomp_extent_map_insert_batch in batches of
+ * 1 to 400 (a truncate, or the batch's random size, ends a batch), as a replay of a
+ * mapping file does; the model and the checks are the same */
+static void random_run(int batched)
 {
-    (void) state;
-    uint64_t seed = 20240611;
+    uint64_t seed = batched ? 20261122 : 20240611;
+    hcomp_extent *batch = malloc(400 * sizeof(*batch));
+    size_t nbatch = 0, batch_target = 1, batches = 0, max_batch = 0;
+    assert_non_null(batch);
     int32_t *owner = malloc(SPACE * sizeof(*owner));
     int32_t *scratch = malloc(SPACE * sizeof(*scratch));
     write_info *w = calloc(NOPS, sizeof(*w));
@@ -331,13 +336,18 @@ static void test_random_against_model(void **state)
     size_t max_n = 0, truncates = 0;
     for (int op = 0; op < NOPS; op++) {
         uint64_t r = rng(&seed);
-        if (r % 100 < 4) {
+        if (batched ? r % 1000 < 6 : r % 100 < 4) {     /* rarer when batched: longer batches */
             /* truncate, mostly near the end so the map stays populated */
             uint64_t size = r % 100 == 0 ? 0 : (rng(&seed) % SPACE);
             if (r % 100 == 1 && m.n > 0)
                 size = m.v[m.n - 1].off + m.v[m.n - 1].len - 1;   /* the last byte */
             if (r % 100 == 2 && m.n > 0)
                 size = m.v[m.n / 2].off;                        /* an extent boundary */
+            if (nbatch > 0) {
+                assert_int_equal(hcomp_extent_map_insert_batch(&m, batch, nbatch), 0);
+                nbatch = 0;
+                check_model(&m, owner, w, scratch, op);
+            }
             hcomp_extent_map_truncate(&m, size);
             for (uint64_t b = size; b < SPACE; b++)
                 owner[b] = -1;
@@ -363,21 +373,74 @@ static void test_random_against_model(void **state)
             uint32_t id = nwrites++;
             w[id].off = off;
             w[id].piece_off = (uint32_t) (rng(&seed) % 100000);
-            put(&m, off, len, id, w[id].piece_off);
+            if (batched)
+                batch[nbatch++] = (hcomp_extent) {off, len, id, w[id].piece_off};
+            else
+                put(&m, off, len, id, w[id].piece_off);
             for (uint64_t b = off; b < off + len; b++)
                 owner[b] = (int32_t) id;
+        }
+        if (batched && nbatch < batch_target && op + 1 < NOPS)
+            continue;
+        if (nbatch > 0) {
+            assert_int_equal(hcomp_extent_map_insert_batch(&m, batch, nbatch), 0);
+            max_batch = nbatch > max_batch ? nbatch : max_batch;
+            batches++;
+            nbatch = 0;
+            uint64_t r = rng(&seed) % 4;    /* mostly small batches, some large */
+            batch_target = 1 + (size_t) (r == 0 ? rng(&seed) % 400 : rng(&seed) % 20);
         }
         if (m.n > max_n)
             max_n = m.n;
         check_model(&m, owner, w, scratch, op);
     }
+    if (batched)    /* batches of few and of hundreds were both merged */
+        print_message("%zu batches, the largest %zu\n", batches, max_batch);
+    if (batched)
+        assert_true(batches > 40 && max_batch > 200);
+    free(batch);
     /* the run did exercise a fragmented map and truncation */
     assert_true(max_n > 50);
-    assert_true(truncates > 50);
+    assert_true(truncates > (batched ? 10u : 50u));
     hcomp_extent_map_free(&m);
     free(owner);
     free(scratch);
     free(w);
+}
+
+static void test_random_against_model(void **state)
+{
+    (void) state;
+    random_run(0);
+}
+
+static void test_random_batches_against_model(void **state)
+{
+    (void) state;
+    random_run(1);
+}
+
+/* A batch resolved among itself: the newest of overlapping extents wins, an older one
+ * keeps its bytes on both sides of a newer one inside it, and the old map keeps what
+ * the batch does not cover. */
+static void test_batch_hand_made(void **state)
+{
+    (void) state;
+    hcomp_extent_map m;
+    hcomp_extent_map_init(&m);
+    put(&m, 0, 100, 1, 0);
+    put(&m, 200, 100, 2, 0);
+    const hcomp_extent b[] = {
+        {50, 200, 3, 0},     /* over the end of 1, the gap, the start of 2 */
+        {80, 20, 4, 10},     /* inside 3 */
+        {90, 30, 5, 0},      /* inside 3 and over the end of 4 */
+        {400, 10, 6, 0},     /* beyond everything */
+        {0, 0, 7, 0},        /* empty: ignored */
+    };
+    assert_int_equal(hcomp_extent_map_insert_batch(&m, b, 5), 0);
+    EXPECT(&m, {0, 50, 1, 0}, {50, 30, 3, 0}, {80, 10, 4, 10}, {90, 30, 5, 0},
+           {120, 130, 3, 70}, {250, 50, 2, 50}, {400, 10, 6, 0});
+    hcomp_extent_map_free(&m);
 }
 
 int main(void)
@@ -393,6 +456,8 @@ int main(void)
         cmocka_unit_test(test_truncate),
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_random_against_model),
+        cmocka_unit_test(test_random_batches_against_model),
+        cmocka_unit_test(test_batch_hand_made),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
