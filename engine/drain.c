@@ -80,7 +80,9 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
             return rc;
         if (hcomp_map_encode_relocate(&f->batch, seg_id, old_off, f->tw[t].seg_id, new_off,
                                       job->stored, hcomp_crc32(job->payload, job->stored),
-                                      job->codec_used, job->filter_used) != 0)
+                                      job->codec_used, job->filter_used,
+                                      job->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN
+                                                                          : job->level) != 0)
             return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
         return HCOMP_OK;
     }

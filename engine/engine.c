@@ -406,6 +406,45 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
     *filter = in->cand[best].filter;
 }
 
+/* The features the engine would have predicted a decoded piece with: those of its logical
+ * bytes, or of its filtered bytes when it was stored filtered (as analyze_task computes
+ * them for a write), reused between like pieces as there. */
+static const hcomp_features *read_features(hcomp_file *f, const void *raw, const void *coded,
+                                           uint64_t len)
+{
+    double fp = fingerprint(raw, len);
+    if (!f->rfeat_valid || f->rfeat_dtype_hint != f->dtype_hint || f->rfeat_age >= REANALYZE_EVERY ||
+        fabs(fp - f->rfeat_fp) > FINGERPRINT_SLACK) {
+        hcomp_analyze(raw, (size_t) len, f->dtype_hint, &f->rfeat);
+        f->rfeat_valid = 1;
+        f->rfeat_sh_valid = 0;
+        f->rfeat_dtype_hint = f->dtype_hint;
+        f->rfeat_fp = fp;
+        f->rfeat_age = 0;
+    } else
+        f->rfeat_age++;
+    if (coded == NULL)
+        return &f->rfeat;
+    if (!f->rfeat_sh_valid) {
+        hcomp_analyze(coded, (size_t) len, f->rfeat.dtype, &f->rfeat_sh);
+        f->rfeat_sh_valid = 1;
+    }
+    return &f->rfeat_sh;
+}
+
+void hcomp_engine_read_feedback(hcomp_file *f, const hcomp_piece *p, const void *raw,
+                                const void *coded, double seconds)
+{
+    if (f->pred == NULL || f->opts.feedback_interval == 0 || p->codec == HCOMP_CODEC_NONE ||
+        p->level == HCOMP_MAP_LEVEL_UNKNOWN || p->raw_len < 4096 || !(seconds > 0))
+        return;
+    double t0 = hcomp_now();
+    const hcomp_features *feat = read_features(f, raw, coded, p->raw_len);
+    hcomp_predictor_observe(f->pred, feat, p->codec, p->level, p->raw_len, p->stored_len, 0.0,
+                            seconds);
+    f->stats.t_feedback += hcomp_now() - t0;
+}
+
 void hcomp_engine_feedback(hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job)
 {
     if (f->pred == NULL || f->opts.feedback_interval == 0 || job->codec == HCOMP_CODEC_NONE ||
@@ -414,6 +453,6 @@ void hcomp_engine_feedback(hcomp_file *f, const hcomp_task_plan *plan, const hco
     double t0 = hcomp_now();
     const hcomp_features *feat = job->filter != HCOMP_FILTER_NONE ? &plan->feat_sh : &plan->feat;
     hcomp_predictor_observe(f->pred, feat, job->codec, job->level, job->len, job->coded,
-                            job->seconds, -1.0);
+                            job->seconds, 0.0);
     f->stats.t_feedback += hcomp_now() - t0;
 }

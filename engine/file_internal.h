@@ -42,6 +42,7 @@ typedef struct hcomp_piece {
     uint64_t seg_off;    /* offset of the piece header in the segment */
     uint32_t stored_len, raw_len, crc;
     uint8_t codec, filter;
+    int16_t level;       /* codec level, HCOMP_MAP_LEVEL_UNKNOWN if not recorded */
     uint64_t start;      /* logical offset of its first extent (header check) */
 } hcomp_piece;
 
@@ -113,6 +114,11 @@ struct hcomp_file {
     int feat_valid, feat_has_sh, feat_dtype_hint, feat_want_sh;
     unsigned feat_age;
     double feat_fp;
+    /* the same for pieces decoded by reads (decompression feedback) */
+    hcomp_features rfeat, rfeat_sh;
+    int rfeat_valid, rfeat_sh_valid, rfeat_dtype_hint;
+    unsigned rfeat_age;
+    double rfeat_fp;
     /* the last plan, reused for like tasks (engine.c) */
     int plan_valid, plan_ntiers, plan_cand_n;
     uint64_t plan_size;

@@ -162,6 +162,7 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
     p->crc = r->u.reloc.crc;
     p->codec = r->u.reloc.codec;
     p->filter = r->u.reloc.filter;
+    p->level = (int16_t) r->u.reloc.level;
     return loc_insert(f, (uint32_t) idx);
 }
 
@@ -189,6 +190,7 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
     p->crc = r->u.piece.crc;
     p->codec = r->u.piece.codec;
     p->filter = r->u.piece.filter;
+    p->level = (int16_t) r->u.piece.level;
     p->start = 0;
     for (uint32_t i = 0; i < r->u.piece.nextents; i++) {
         hcomp_map_extent me;

@@ -195,6 +195,10 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                 return rc;
             }
         }
+    }
+    /* a writer predicts; a reader only learns decompression costs, which are kept only
+     * when they can be written back: to a seed the user named */
+    if (f->writable || (hcomp_options_seed_path(&f->opts)[0] && f->opts.feedback_interval > 0)) {
         if ((rc = hcomp_engine_open(f, err)) != HCOMP_OK) {
             file_free(f);
             return rc;

@@ -5,6 +5,7 @@
 #include "file_internal.h"
 #include "util.h"
 #include "filter.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,12 +132,15 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
             return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
         out = f->unfilter;
     }
+    double t1 = hcomp_now();
     if (c->decompress(payload, p->stored_len, out, p->raw_len) != HCOMP_OK)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
                           "(tier \"%s\")", f->path, c->name, (unsigned long long) p->seg_off,
                           s->path, s->tier);
     if (p->filter != HCOMP_FILTER_NONE)
         hcomp_filter_undo(p->filter, out, dst, p->raw_len);
+    hcomp_engine_read_feedback(f, p, dst, p->filter != HCOMP_FILTER_NONE ? out : NULL,
+                               hcomp_now() - t1);
     return HCOMP_OK;
 }
 

@@ -172,6 +172,7 @@ static int store(hcomp_file *f, int t, uint64_t start, uint32_t raw_len, const h
     hcomp_map_extent e = {start, raw_len, 0};
     if (hcomp_map_encode_piece(&f->batch, f->tw[t].seg_id, seg_off, p->stored, raw_len,
                                hcomp_crc32(p->payload, p->stored), p->codec_used, p->filter_used,
+                               p->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN : p->level,
                                &e, 1) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     hcomp_file_stats *s = &f->stats;

@@ -287,7 +287,7 @@ static int records_from_pieces(rebuild *rb, hcomp_bytes *recs, const hcomp_tool_
             hcomp_extent x = {h.start, h.raw_len, (uint32_t) i, 0};
             if (rc == HCOMP_OK &&
                 (hcomp_map_encode_piece(recs, s->id, off, h.stored_len, h.raw_len, crc, h.codec,
-                                        h.filter, &e, 1) != 0 ||
+                                        h.filter, HCOMP_MAP_LEVEL_UNKNOWN, &e, 1) != 0 ||
                  hcomp_extent_map_insert(&m, &x) != 0))
                 rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", rb->path);
             res->found_pieces++;

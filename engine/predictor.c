@@ -398,8 +398,8 @@ int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigne
                             int level, size_t raw_len, size_t stored_len, double comp_seconds,
                             double decomp_seconds)
 {
-    if (p == NULL || f == NULL || raw_len == 0 || stored_len == 0 || !(comp_seconds > 0) ||
-        !isfinite(comp_seconds) || isnan(decomp_seconds) || isinf(decomp_seconds))
+    if (p == NULL || f == NULL || raw_len == 0 || stored_len == 0 || !isfinite(comp_seconds) ||
+        !isfinite(decomp_seconds) || (comp_seconds <= 0 && decomp_seconds <= 0))
         return HCOMP_E_INVAL;
     int slot = level_slot(codec, &level);
     double x[HCOMP_NFEAT];
@@ -413,7 +413,7 @@ int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigne
     r.probe_ratio = f->probe_ratio;
     r.raw_len = raw_len;
     r.y[HCOMP_TARGET_RATIO] = (double) raw_len / (double) stored_len;
-    r.y[HCOMP_TARGET_COMP] = (double) raw_len / comp_seconds;
+    r.y[HCOMP_TARGET_COMP] = comp_seconds > 0 ? (double) raw_len / comp_seconds : 0.0;
     r.y[HCOMP_TARGET_DECOMP] = decomp_seconds > 0 ? (double) raw_len / decomp_seconds : 0.0;
     r.observed = 1;
     round_row(&r);

@@ -85,7 +85,7 @@ static int parse_row(json_t *row, const char *src, const char *where, size_t j, 
     double num[6];
     for (int k = 0; k < 6; k++) {
         v = json_array_get(row, (size_t) (2 + k));
-        if (k == 5 && json_is_null(v)) { /* decompression speed unknown */
+        if ((k == 4 || k == 5) && json_is_null(v)) {    /* a speed not measured */
             num[k] = 0.0;
             continue;
         }

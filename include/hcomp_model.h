@@ -89,7 +89,8 @@ HCOMP_API int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *
 
 /* Feedback: a measured outcome of codec at level on data with features f. raw_len
  * bytes compressed to stored_len (the codec's output, even if the piece was then
- * stored raw) in comp_seconds; decomp_seconds < 0 when unknown. Every `interval`
+ * stored raw) in comp_seconds, decompressed in decomp_seconds; a time <= 0 is unknown
+ * (a write measures compression, a read decompression), not both. Every `interval`
  * observations of one model (see below), that model is refit on its seed rows plus
  * its most recent observations (up to 256, newer ones weighted higher). Thread-safe
  * (compression workers call it). HCOMP_E_INVAL for no such model or bad numbers. */

@@ -115,9 +115,24 @@ int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, cons
     return 0;
 }
 
+/* Two bytes, once reserved and zero: bit 0 of the first says the second is the codec
+ * level (int8). Readers of files without it see "unknown". */
+static void put_level(unsigned char *p, int level)
+{
+    int known = level != HCOMP_MAP_LEVEL_UNKNOWN && level >= -128 && level <= 127;
+    p[0] = known ? 1 : 0;
+    p[1] = known ? (unsigned char) (int8_t) level : 0;
+}
+
+static int get_level(const unsigned char *p)
+{
+    return (p[0] & 1) ? (int) (int8_t) p[1] : HCOMP_MAP_LEVEL_UNKNOWN;
+}
+
 int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
                            uint32_t stored_len, uint32_t raw_len, uint32_t crc, uint8_t codec,
-                           uint8_t filter, const hcomp_map_extent *ext, uint32_t nextents)
+                           uint8_t filter, int level, const hcomp_map_extent *ext,
+                           uint32_t nextents)
 {
     size_t payload = HCOMP_MAP_PIECE_FIXED + (size_t) nextents * HCOMP_MAP_EXTENT_SIZE;
     unsigned char *p = frame_begin(b, HCOMP_REC_PIECE, payload);
@@ -130,7 +145,7 @@ int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
     hcomp_put_u32(p + 24, crc);
     p[28] = codec;
     p[29] = filter;
-    hcomp_put_u16(p + 30, 0);
+    put_level(p + 30, level);
     hcomp_put_u32(p + 32, nextents);
     for (uint32_t i = 0; i < nextents; i++) {
         unsigned char *e = p + HCOMP_MAP_PIECE_FIXED + (size_t) i * HCOMP_MAP_EXTENT_SIZE;
@@ -167,7 +182,7 @@ int hcomp_map_encode_stats(hcomp_bytes *b, const char *json)
 
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
                               uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
-                              uint32_t crc, uint8_t codec, uint8_t filter)
+                              uint32_t crc, uint8_t codec, uint8_t filter, int level)
 {
     unsigned char *p = frame_begin(b, HCOMP_REC_RELOCATE, 44);
     if (p == NULL)
@@ -180,7 +195,7 @@ int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off
     hcomp_put_u32(p + 36, crc);
     p[40] = codec;
     p[41] = filter;
-    hcomp_put_u16(p + 42, 0);
+    put_level(p + 42, level);
     frame_end(b, 44);
     return 0;
 }
@@ -227,6 +242,7 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             rec->u.piece.crc = hcomp_get_u32(p + 24);
             rec->u.piece.codec = p[28];
             rec->u.piece.filter = p[29];
+            rec->u.piece.level = get_level(p + 30);
             rec->u.piece.nextents = hcomp_get_u32(p + 32);
             rec->u.piece.extents = p + HCOMP_MAP_PIECE_FIXED;
             if ((uint64_t) HCOMP_MAP_PIECE_FIXED +
@@ -258,6 +274,7 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             rec->u.reloc.crc = hcomp_get_u32(p + 36);
             rec->u.reloc.codec = p[40];
             rec->u.reloc.filter = p[41];
+            rec->u.reloc.level = get_level(p + 42);
             return 0;
         case HCOMP_REC_STATS:
             rec->u.stats.json = (const char *) p;

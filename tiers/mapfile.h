@@ -50,6 +50,7 @@ typedef struct hcomp_map_record {
             uint64_t seg_id, seg_off;
             uint32_t stored_len, raw_len, crc;
             uint8_t codec, filter;
+            int level;          /* HCOMP_MAP_LEVEL_UNKNOWN when not recorded */
             uint32_t nextents;
             const unsigned char *extents; /* nextents x 16 bytes; see hcomp_map_extent_at */
         } piece;
@@ -65,6 +66,7 @@ typedef struct hcomp_map_record {
             uint64_t old_seg, old_off, new_seg, new_off;
             uint32_t stored_len, crc;   /* the piece as stored at its new place */
             uint8_t codec, filter;
+            int level;
         } reloc;
     } u;
 } hcomp_map_record;
@@ -92,14 +94,18 @@ int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_hea
 /* Encoders append one framed record; they return 0 or -1 (out of memory). */
 int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, const char *dir,
                              const char *file, const char *node, unsigned flags);
+/* level: the codec level the piece was compressed with (it tells the cost model which
+ * model a decoding time measured on a read belongs to), or HCOMP_MAP_LEVEL_UNKNOWN */
+#define HCOMP_MAP_LEVEL_UNKNOWN (-1000)
 int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
                            uint32_t stored_len, uint32_t raw_len, uint32_t crc, uint8_t codec,
-                           uint8_t filter, const hcomp_map_extent *ext, uint32_t nextents);
+                           uint8_t filter, int level, const hcomp_map_extent *ext,
+                           uint32_t nextents);
 int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode);
 int hcomp_map_encode_stats(hcomp_bytes *b, const char *json);
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
                               uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
-                              uint32_t crc, uint8_t codec, uint8_t filter);
+                              uint32_t crc, uint8_t codec, uint8_t filter, int level);
 
 enum hcomp_map_next_result {
     HCOMP_MAP_RECORD = 0,   /* *rec holds the record at *pos; *pos moved past it */

@@ -72,8 +72,8 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
             }
             CHECK(hcomp_map_encode_piece(&b, r->u.piece.seg_id, r->u.piece.seg_off,
                                          r->u.piece.stored_len, r->u.piece.raw_len, r->u.piece.crc,
-                                         r->u.piece.codec, r->u.piece.filter, e,
-                                         r->u.piece.nextents) == 0, "encode_piece failed");
+                                         r->u.piece.codec, r->u.piece.filter, r->u.piece.level,
+                                         e, r->u.piece.nextents) == 0, "encode_piece failed");
             free(e);
             break;
         }
@@ -100,7 +100,8 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
             CHECK(hcomp_map_encode_relocate(&b, r->u.reloc.old_seg, r->u.reloc.old_off,
                                             r->u.reloc.new_seg, r->u.reloc.new_off,
                                             r->u.reloc.stored_len, r->u.reloc.crc, r->u.reloc.codec,
-                                            r->u.reloc.filter) == 0, "encode_relocate failed");
+                                            r->u.reloc.filter, r->u.reloc.level) == 0,
+                  "encode_relocate failed");
             break;
         default:
             CHECK(0, "record of unknown type %d decoded", r->type);
@@ -128,7 +129,7 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
                   r2.u.piece.stored_len == r->u.piece.stored_len &&
                   r2.u.piece.raw_len == r->u.piece.raw_len && r2.u.piece.crc == r->u.piece.crc &&
                   r2.u.piece.codec == r->u.piece.codec && r2.u.piece.filter == r->u.piece.filter &&
-                  r2.u.piece.nextents == r->u.piece.nextents &&
+                  r2.u.piece.level == r->u.piece.level && r2.u.piece.nextents == r->u.piece.nextents &&
                   memcmp(r2.u.piece.extents, r->u.piece.extents,
                          (size_t) r->u.piece.nextents * HCOMP_MAP_EXTENT_SIZE) == 0,
                   "piece record changed in a round trip");
@@ -146,7 +147,8 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
             CHECK(r2.u.reloc.old_seg == r->u.reloc.old_seg && r2.u.reloc.old_off == r->u.reloc.old_off &&
                   r2.u.reloc.new_seg == r->u.reloc.new_seg && r2.u.reloc.new_off == r->u.reloc.new_off &&
                   r2.u.reloc.stored_len == r->u.reloc.stored_len && r2.u.reloc.crc == r->u.reloc.crc &&
-                  r2.u.reloc.codec == r->u.reloc.codec && r2.u.reloc.filter == r->u.reloc.filter,
+                  r2.u.reloc.codec == r->u.reloc.codec && r2.u.reloc.filter == r->u.reloc.filter &&
+                  r2.u.reloc.level == r->u.reloc.level,
                   "relocate record changed in a round trip");
             break;
     }

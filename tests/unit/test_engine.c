@@ -482,15 +482,40 @@ static void test_feedback_saved_to_seed(void **state)
     assert_true(after.st_size > before.st_size);
     assert_int_equal(hcomp_predictor_load(seed, &p, &err), HCOMP_OK);
     /* the saved seed holds the measured pieces as training rows of zstd:3 */
-    int observed = 0;
+    size_t rows_written = 0;
     for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
         hcomp_model_info mi;
         assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
         if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
-            observed = mi.rows + mi.observations >= rows_before + 8;
+            rows_written = mi.rows + mi.observations;
     }
     hcomp_predictor_free(p);
-    assert_true(observed);
+    assert_true(rows_written >= rows_before + 8);
+    /* a read-only open learns decompression times (the pieces record their level) and
+     * its owner writes them back too: one observation per decoded 1 MiB piece */
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDONLY, 0, 1, o, &f, &err), HCOMP_OK);
+    hcomp_file_set_model_owner(f, 1);
+    char *back = malloc(len);
+    uint64_t got = 0;
+    assert_non_null(back);
+    assert_int_equal(hcomp_file_pread(f, back, len, 0, &got, &err), HCOMP_OK);
+    assert_true(got == len);
+    assert_memory_equal(back, d, len);
+    free(back);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    if (hcomp_predictor_load(seed, &p, &err) != HCOMP_OK)
+        fail_msg("reloading the seed: %s", err.msg);
+    size_t rows_read = 0;
+    for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
+        hcomp_model_info mi;
+        assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
+        if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
+            rows_read = mi.rows + mi.observations;
+    }
+    hcomp_predictor_free(p);
+    if (rows_read < rows_written + len / MIB)
+        fail_msg("zstd:3 has %zu rows after reading %zu pieces back; %zu before", rows_read,
+                 (size_t) (len / MIB), rows_written);
     hcomp_options_free(o);
     delete_file(fx);
     free(d);

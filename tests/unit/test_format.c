@@ -323,11 +323,12 @@ static void test_record_piece_roundtrip(void **state)
     const uint32_t next = sizeof(ext) / sizeof(ext[0]);
     hcomp_bytes b = {0};
     assert_int_equal(hcomp_map_encode_piece(&b, UINT64_C(0xfedcba9876543210), UINT64_C(1) << 33,
-                                            777, 65536, 0xdeadbeefu, HCOMP_CODEC_LZMA, 3, ext,
+                                            777, 65536, 0xdeadbeefu, HCOMP_CODEC_LZMA, 3, -5, ext,
                                             next), 0);
     /* and a piece with a single extent, and one with none */
-    assert_int_equal(hcomp_map_encode_piece(&b, 7, 0, 4096, 4096, 1, HCOMP_CODEC_NONE, 0, ext, 1), 0);
-    assert_int_equal(hcomp_map_encode_piece(&b, 8, 16, 10, 20, 2, HCOMP_CODEC_ZLIB, 0, NULL, 0), 0);
+    assert_int_equal(hcomp_map_encode_piece(&b, 7, 0, 4096, 4096, 1, HCOMP_CODEC_NONE, 0,
+                                            HCOMP_MAP_LEVEL_UNKNOWN, ext, 1), 0);
+    assert_int_equal(hcomp_map_encode_piece(&b, 8, 16, 10, 20, 2, HCOMP_CODEC_ZLIB, 0, 9, NULL, 0), 0);
     assert_int_equal(b.len, 3 * (HCOMP_MAP_FRAME_SIZE + HCOMP_MAP_PIECE_FIXED) +
                      (next + 1) * HCOMP_MAP_EXTENT_SIZE);
 
@@ -342,6 +343,7 @@ static void test_record_piece_roundtrip(void **state)
     assert_int_equal(rec.u.piece.crc, 0xdeadbeefu);
     assert_int_equal(rec.u.piece.codec, HCOMP_CODEC_LZMA);
     assert_int_equal(rec.u.piece.filter, 3);
+    assert_int_equal(rec.u.piece.level, -5);
     assert_int_equal(rec.u.piece.nextents, next);
     for (uint32_t i = 0; i < next; i++) {
         hcomp_map_extent e;
@@ -354,9 +356,16 @@ static void test_record_piece_roundtrip(void **state)
     assert_int_equal(rec.type, HCOMP_REC_PIECE);
     assert_true(rec.u.piece.seg_id == 7);
     assert_int_equal(rec.u.piece.nextents, 1);
+    /* no level: the two bytes stay zero, as every version-1 writer before the level left
+     * them, and zero decodes as "unknown" */
+    assert_int_equal(rec.u.piece.level, HCOMP_MAP_LEVEL_UNKNOWN);
+    size_t second = HCOMP_MAP_FRAME_SIZE + HCOMP_MAP_PIECE_FIXED + next * HCOMP_MAP_EXTENT_SIZE;
+    assert_int_equal(b.p[second + 12 + 30], 0);
+    assert_int_equal(b.p[second + 12 + 31], 0);
     next_record(&b, &pos, &rec);
     assert_int_equal(rec.type, HCOMP_REC_PIECE);
     assert_true(rec.u.piece.seg_id == 8 && rec.u.piece.seg_off == 16);
+    assert_int_equal(rec.u.piece.level, 9);
     assert_int_equal(rec.u.piece.nextents, 0);
     assert_int_equal(pos, b.len);
     hcomp_bytes_free(&b);
@@ -400,7 +409,7 @@ static void build_log(hcomp_bytes *b, size_t offsets[4])
     offsets[0] = b->len;
     assert_int_equal(hcomp_map_encode_segment(b, 9, "nvme", "/local/x.hcd", "9.seg", "n1", 1), 0);
     offsets[1] = b->len;
-    assert_int_equal(hcomp_map_encode_piece(b, 9, 0, 90, 110, 0x1234, HCOMP_CODEC_LZ4, 0, e, 2), 0);
+    assert_int_equal(hcomp_map_encode_piece(b, 9, 0, 90, 110, 0x1234, HCOMP_CODEC_LZ4, 0, 1, e, 2), 0);
     offsets[2] = b->len;
     assert_int_equal(hcomp_map_encode_size(b, 5000, HCOMP_SIZE_GROW), 0);
     offsets[3] = b->len;
@@ -643,7 +652,7 @@ static void test_next_bad_extent(void **state)
         hcomp_bytes b = {0};
         hcomp_map_extent ext[2] = {{1 << 20, 10, 0}, cases[i].e};
         assert_int_equal(hcomp_map_encode_piece(&b, 1, 0, 4096, 4096, 0, HCOMP_CODEC_NONE, 0,
-                                                ext, 2), 0);
+                                                HCOMP_MAP_LEVEL_UNKNOWN, ext, 2), 0);
         assert_int_equal(hcomp_map_encode_size(&b, 1, HCOMP_SIZE_GROW), 0);
         size_t pos = 0;
         uint64_t skipped = 0;

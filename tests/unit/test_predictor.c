@@ -197,7 +197,9 @@ static void test_bad_arguments(void **state)
     /* observations that make no sense */
     assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 0, 1, 1, 1), HCOMP_E_INVAL);
     assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 0, 1, 1), HCOMP_E_INVAL);
-    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, 0, 1), HCOMP_E_INVAL);
+    /* neither time known (a time <= 0 is unknown: a read knows only decompression) */
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, 0, 0), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, -1, -1), HCOMP_E_INVAL);
     assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, NAN, 1), HCOMP_E_INVAL);
     assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_LZ4, 1, 1, 1, 1, INFINITY), HCOMP_E_INVAL);
     assert_int_equal(hcomp_predictor_observe(g_pred, &f, HCOMP_CODEC_BZIP2, 9, 1, 1, 1, 1), HCOMP_E_INVAL);
