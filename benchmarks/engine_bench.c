@@ -1699,12 +1699,15 @@ int main(int argc, char **argv)
                 for (size_t j = 0; j < nm; j++) {
                     pmeas m;
                     measure_entry(&wm[i], mi[j].codec, mi[j].level, 1, cbuf, ccap, back, &m);
-                    /* as the engine does: compression only (decompression unknown) */
+                    /* as the engine does: the write observes the compression time, a
+                     * read of the piece its decompression time, each with the ratio */
                     hcomp_predictor_observe(pf, &wm[i].f, mi[j].codec, mi[j].level, TASK, m.clen,
-                                            m.ct, -1.0);
-                    /* what the API allows: decompression time too */
+                                            m.ct, 0.0);
+                    hcomp_predictor_observe(pf, &wm[i].f, mi[j].codec, mi[j].level, TASK, m.clen,
+                                            0.0, m.dt);
+                    /* without reads: compression times only */
                     hcomp_predictor_observe(pfd, &wm[i].f, mi[j].codec, mi[j].level, TASK, m.clen,
-                                            m.ct, m.dt);
+                                            m.ct, 0.0);
                     nobs++;
                 }
             }
@@ -1743,18 +1746,20 @@ int main(int argc, char **argv)
                "excludes what any per-codec constant gets right, so it is the stricter figure); "
                "MRE = mean |predicted - actual| / actual. Warm-up for feedback: %d other tasks "
                "per kind (a third generator seed), every model measured once per buffer and fed "
-               "to `hcomp_predictor_observe` with a refit every 16 observations (%zu "
-               "observations in all; more than the engine gets, which observes only the codec it "
-               "chose for a piece); then the evaluation set above (never fed back).\n\n",
+               "to `hcomp_predictor_observe` with a refit every 16 observations, once with its "
+               "compression time (as a write observes it) and once with its decompression time "
+               "(as a read does) (%zu measurements in all; more than the engine gets, which "
+               "observes only the codec it chose for a piece); then the evaluation set above "
+               "(never fed back).\n\n",
                o.eval_buffers, nev, nsh, nm, nev * nm, o.reps, o.warm_buffers, nobs);
         printf("| predictor | ratio R^2 (models / pooled) | ratio MRE | compression speed R^2 "
                "(models / pooled) | comp. MRE | decompression speed R^2 (models / pooled) | "
                "decomp. MRE |\n|---|---|---|---|---|---|---|\n");
         const acc *as[3] = {&a0, &af, &afd};
         const char *an[3] = {"embedded seed as is (no feedback)",
-                             "after feedback as the engine gives it (ratio + compression time)",
-                             "after feedback incl. decompression time (API capability; the engine "
-                             "does not measure it)"};
+                             "after the engine's feedback from writes and reads (compression "
+                             "time from each write, decompression time from each read)",
+                             "after feedback from writes only (a file never read back)"};
         for (int i = 0; i < 3; i++)
             printf("| %s | %.3f / %.3f | %.0f%% | %.3f / %.3f | %.0f%% | %.3f / %.3f | %.0f%% |\n",
                    an[i], as[i]->r2_models[0], as[i]->r2_pooled[0], 100 * as[i]->mre[0],

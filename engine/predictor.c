@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit.h>
 
 const char *const hcomp_feature_names[HCOMP_NFEAT] = {
@@ -151,6 +152,7 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
     m->rows[m->nrows] = *row;
     round_row(&m->rows[m->nrows]);
     m->nrows++;
+    m->rows_ne_valid = 0;
     return HCOMP_OK;
 }
 
@@ -158,28 +160,14 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
 
 #define W_PROFILE 1.0
 #define W_SAVED_OBS 2.0
-#define W_RING_MIN 2.0
-#define W_RING_MAX 8.0
 
 /* Rows usable for target t, with their weights, into X / y / w; returns the count. */
-static size_t gather(const hcomp_model *m, int with_ring, int t, gsl_matrix *X, gsl_vector *y,
-                     gsl_vector *w)
+static size_t gather(const hcomp_model *m, int t, gsl_matrix *X, gsl_vector *y, gsl_vector *w)
 {
     size_t n = 0;
-    size_t total = m->nrows + (with_ring ? m->ring_len : 0);
-    for (size_t i = 0; i < total; i++) {
-        const hcomp_row *r;
-        double weight;
-        if (i < m->nrows) {
-            r = &m->rows[i];
-            weight = r->observed ? W_SAVED_OBS : W_PROFILE;
-        } else {
-            size_t age = i - m->nrows; /* 0: oldest */
-            size_t pos = (m->ring_next + HCOMP_OBS_RING - m->ring_len + age) % HCOMP_OBS_RING;
-            r = &m->ring[pos];
-            weight = W_RING_MIN + (W_RING_MAX - W_RING_MIN) * (double) (age + 1) /
-                                      (double) m->ring_len;
-        }
+    for (size_t i = 0; i < m->nrows; i++) {
+        const hcomp_row *r = &m->rows[i];
+        double weight = r->observed ? W_SAVED_OBS : W_PROFILE;
         double x[HCOMP_NFEAT];
         if (!(r->y[t] > 0) || !isfinite(r->y[t]) ||
             hcomp_feature_vector(r->dtype, r->dist, r->entropy, r->probe_ratio, x) != 0)
@@ -195,20 +183,21 @@ static size_t gather(const hcomp_model *m, int with_ring, int t, gsl_matrix *X, 
     return n;
 }
 
-int hcomp_model_fit(hcomp_model *m, int with_ring)
+/* Target t by GSL's truncated SVD over the rows; 1 if fitted. */
+static int fit_target_svd(hcomp_model *m, int t)
 {
     int fitted = 0;
-    for (int t = 0; t < HCOMP_NTARGET; t++) {
-        size_t n = gather(m, with_ring, t, NULL, NULL, NULL);
+    {
+        size_t n = gather(m, t, NULL, NULL, NULL);
         if (n < HCOMP_NFEAT)
-            continue; /* GSL's SVD needs rows >= columns; keep what we have */
+            return 0; /* GSL's SVD needs rows >= columns; keep what we have */
         gsl_matrix *X = gsl_matrix_alloc(n, HCOMP_NFEAT);
         gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n);
         gsl_vector *c = gsl_vector_alloc(HCOMP_NFEAT);
         gsl_matrix *cov = gsl_matrix_alloc(HCOMP_NFEAT, HCOMP_NFEAT);
         gsl_multifit_linear_workspace *work = gsl_multifit_linear_alloc(n, HCOMP_NFEAT);
         if (X && y && w && c && cov && work) {
-            gather(m, with_ring, t, X, y, w);
+            gather(m, t, X, y, w);
             double chisq = 0.0;
             size_t rank = 0;
             /* Truncated SVD: columns the rows never exercise (a dtype absent from the
@@ -237,7 +226,7 @@ int hcomp_model_fit(hcomp_model *m, int with_ring)
                 /* Constant targets (the ratio of "none") fit perfectly. */
                 m->r2[t] = sst > 1e-300 ? 1.0 - sse / sst : (sse < 1e-12 * n ? 1.0 : 0.0);
                 m->nfit[t] = n;
-                fitted++;
+                fitted = 1;
             }
         }
         gsl_multifit_linear_free(work);
@@ -247,6 +236,101 @@ int hcomp_model_fit(hcomp_model *m, int with_ring)
         gsl_vector_free(y);
         gsl_matrix_free(X);
     }
+    return fitted;
+}
+
+
+static void normal_add(hcomp_normal *ne, const double x[HCOMP_NFEAT], double y, double w)
+{
+    for (int i = 0; i < HCOMP_NFEAT; i++) {
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            ne->A[i][j] += w * x[i] * x[j];
+        ne->b[i] += w * x[i] * y;
+    }
+    ne->yy += w * y * y;
+    ne->n++;
+}
+
+static void normal_scale(hcomp_normal *ne, double k)
+{
+    for (int i = 0; i < HCOMP_NFEAT; i++) {
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            ne->A[i][j] *= k;
+        ne->b[i] *= k;
+    }
+    ne->yy *= k;
+}
+
+/* The seed rows' normal equations, as fit_target_svd weighs them. */
+static void rows_normal(hcomp_model *m)
+{
+    memset(m->rows_ne, 0, sizeof(m->rows_ne));
+    for (size_t i = 0; i < m->nrows; i++) {
+        const hcomp_row *r = &m->rows[i];
+        double x[HCOMP_NFEAT];
+        if (hcomp_feature_vector(r->dtype, r->dist, r->entropy, r->probe_ratio, x) != 0)
+            continue;
+        for (int t = 0; t < HCOMP_NTARGET; t++)
+            if (r->y[t] > 0 && isfinite(r->y[t]))
+                normal_add(&m->rows_ne[t], x, log(r->y[t]), r->observed ? W_SAVED_OBS : W_PROFILE);
+    }
+    m->rows_ne_valid = 1;
+}
+
+/* Target t from the rows' and the observations' normal equations: columns scaled to a
+ * unit diagonal, a 1e-10 ridge so that a column the rows never exercise (a dtype absent
+ * from the data) gets coefficient 0 as under the truncated SVD; 1 if fitted. */
+static int fit_target_normal(hcomp_model *m, int t)
+{
+    const hcomp_normal *r = &m->rows_ne[t], *o = &m->obs_ne[t];
+    if (r->n + o->n < HCOMP_NFEAT)
+        return 0;
+    double A[HCOMP_NFEAT][HCOMP_NFEAT], M[HCOMP_NFEAT * HCOMP_NFEAT], z[HCOMP_NFEAT];
+    double b[HCOMP_NFEAT], d[HCOMP_NFEAT];
+    for (int i = 0; i < HCOMP_NFEAT; i++) {
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            A[i][j] = r->A[i][j] + o->A[i][j];
+        b[i] = r->b[i] + o->b[i];
+        d[i] = A[i][i] > 0 ? 1.0 / sqrt(A[i][i]) : 1.0;
+    }
+    for (int i = 0; i < HCOMP_NFEAT; i++)
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            M[i * HCOMP_NFEAT + j] = d[i] * A[i][j] * d[j] + (i == j ? 1e-10 : 0.0);
+    for (int i = 0; i < HCOMP_NFEAT; i++)
+        z[i] = d[i] * b[i];
+    gsl_matrix_view mv = gsl_matrix_view_array(M, HCOMP_NFEAT, HCOMP_NFEAT);
+    gsl_vector_view zv = gsl_vector_view_array(z, HCOMP_NFEAT);
+    /* positive definite by construction (a Gram matrix plus a ridge) */
+    if (gsl_linalg_cholesky_decomp1(&mv.matrix) != 0 ||
+        gsl_linalg_cholesky_svx(&mv.matrix, &zv.vector) != 0)
+        return 0;
+    double c[HCOMP_NFEAT];
+    for (int i = 0; i < HCOMP_NFEAT; i++) {
+        c[i] = d[i] * z[i];
+        if (!isfinite(c[i]))
+            return 0;
+    }
+    /* R^2 from the sums: x[0] is 1, so A[0][0] = sum w and b[0] = sum w y */
+    double yy = r->yy + o->yy, sse = yy, sst = yy - b[0] * b[0] / A[0][0];
+    for (int i = 0; i < HCOMP_NFEAT; i++) {
+        sse -= 2.0 * c[i] * b[i];
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            sse += c[i] * A[i][j] * c[j];
+    }
+    sse = sse > 0 ? sse : 0;
+    memcpy(m->coef[t], c, sizeof(c));
+    m->r2[t] = sst > 1e-12 * yy ? 1.0 - sse / sst : (sse <= 1e-12 * yy ? 1.0 : 0.0);
+    m->nfit[t] = r->n + o->n;
+    return 1;
+}
+
+int hcomp_model_fit(hcomp_model *m, int with_ring)
+{
+    int fitted = 0;
+    if (with_ring && !m->rows_ne_valid)
+        rows_normal(m);
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        fitted += with_ring ? fit_target_normal(m, t) : fit_target_svd(m, t);
     return fitted;
 }
 
@@ -430,6 +514,11 @@ int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigne
     hcomp_model *m = &p->models[idx];
     m->ring[m->ring_next] = r;
     m->ring_next = (m->ring_next + 1) % HCOMP_OBS_RING;
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        if (r.y[t] > 0) {
+            normal_scale(&m->obs_ne[t], HCOMP_OBS_DECAY);
+            normal_add(&m->obs_ne[t], x, log(r.y[t]), HCOMP_OBS_WEIGHT);
+        }
     if (m->ring_len < HCOMP_OBS_RING)
         m->ring_len++;
     p->dirty++;

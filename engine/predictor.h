@@ -17,6 +17,8 @@
 enum { HCOMP_TARGET_RATIO = 0, HCOMP_TARGET_COMP, HCOMP_TARGET_DECOMP };
 
 #define HCOMP_OBS_RING 256          /* recent observations kept per model */
+#define HCOMP_OBS_WEIGHT 8.0         /* an observation's weight when new ... */
+#define HCOMP_OBS_DECAY 0.99458      /* ... times this per newer one: 2 after 255 */
 #define HCOMP_SEED_MAX_OBS_ROWS 1024 /* observation rows kept per model in a saved seed */
 #define HCOMP_FEEDBACK_DEFAULT 16
 #define HCOMP_LEVEL_SLOTS 32         /* levels level_min .. level_min + 31 per codec */
@@ -37,6 +39,15 @@ typedef struct hcomp_row {
     int observed;            /* 0: from the profiler, 1: an observation of some run */
 } hcomp_row;
 
+/* The weighted normal equations of one target's least squares, sum w x x', sum w x y,
+ * sum w y^2 (y the log target), so that a refit is a 10x10 solve, not a pass over rows. */
+typedef struct hcomp_normal {
+    double A[HCOMP_NFEAT][HCOMP_NFEAT];
+    double b[HCOMP_NFEAT];
+    double yy;
+    size_t n;                  /* rows summed */
+} hcomp_normal;
+
 typedef struct hcomp_model {
     unsigned codec;
     int level;
@@ -48,6 +59,10 @@ typedef struct hcomp_model {
     hcomp_row ring[HCOMP_OBS_RING]; /* observations of this run, oldest at ring_next */
     size_t ring_len, ring_next;
     unsigned since_fit;
+    /* for refits during a run: the seed rows' sums (recomputed when rows change) and the
+     * observations' sums, older ones decayed (exponential forgetting) */
+    hcomp_normal rows_ne[HCOMP_NTARGET], obs_ne[HCOMP_NTARGET];
+    int rows_ne_valid;
 } hcomp_model;
 
 struct hcomp_predictor {
@@ -83,10 +98,12 @@ hcomp_predictor *hcomp_predictor_new(void);
 hcomp_model *hcomp_predictor_model(hcomp_predictor *p, unsigned codec, int level, int create);
 /* Append a training row (values rounded to 6 significant digits, as in seeds). */
 int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row);
-/* Fit the three targets of m by weighted least squares (GSL, truncated SVD) on its rows
- * (profiler rows weight 1, saved observations 2) plus, if with_ring, the ring (weights
- * 2..8, newest highest). A target with fewer usable rows than HCOMP_NFEAT keeps its
- * coefficients. Returns the number of targets fitted. */
+/* Fit the three targets of m by weighted least squares on its rows (profiler rows weight
+ * 1, saved observations 2): without with_ring by GSL's truncated SVD over the rows; with
+ * it (the refits of a run) from the normal equations of the rows plus this run's
+ * observations (weight 8, decayed by HCOMP_OBS_DECAY per newer observation of the same
+ * target), a 10x10 Cholesky solve of microseconds. A target with fewer usable rows than
+ * HCOMP_NFEAT keeps its coefficients. Returns the number of targets fitted. */
 int hcomp_model_fit(hcomp_model *m, int with_ring);
 /* Fit every model; HCOMP_E_INVAL naming the first model without enough rows. */
 int hcomp_predictor_fit_all(hcomp_predictor *p, hcomp_error *err);

@@ -145,6 +145,48 @@ static void test_feedback_moves_prediction(void **state)
     hcomp_predictor_free(p);
 }
 
+/* A run's refits solve the normal equations (fast); on the seed rows alone they must give
+ * what the truncated-SVD fit gives: the same coefficients and R^2 for every model and
+ * target of the embedded seed. Then observations of one target refit that target alone. */
+static void test_normal_equations_match_svd(void **state)
+{
+    (void) state;
+    hcomp_predictor *p;
+    hcomp_error err;
+    assert_int_equal(hcomp_predictor_load(NULL, &p, &err), HCOMP_OK);
+    for (size_t i = 0; i < p->nmodels; i++) {
+        hcomp_model *m = &p->models[i];
+        assert_int_equal(hcomp_model_fit(m, 0), HCOMP_NTARGET);
+        double coef[HCOMP_NTARGET][HCOMP_NFEAT], r2[HCOMP_NTARGET];
+        memcpy(coef, m->coef, sizeof(coef));
+        memcpy(r2, m->r2, sizeof(r2));
+        assert_int_equal(hcomp_model_fit(m, 1), HCOMP_NTARGET);
+        for (int t = 0; t < HCOMP_NTARGET; t++) {
+            if (fabs(m->r2[t] - r2[t]) > 1e-6)
+                fail_msg("model %zu target %d: R^2 %.9f by the normal equations, %.9f by SVD", i,
+                         t, m->r2[t], r2[t]);
+            for (int j = 0; j < HCOMP_NFEAT; j++)
+                if (fabs(m->coef[t][j] - coef[t][j]) > 1e-6 * (1 + fabs(coef[t][j])))
+                    fail_msg("model %zu target %d coefficient %d: %.9g by the normal equations, "
+                             "%.9g by SVD", i, t, j, m->coef[t][j], coef[t][j]);
+        }
+    }
+    /* decompression observations only: compression coefficients stay as they were */
+    hcomp_model *m = hcomp_predictor_model(p, HCOMP_CODEC_ZSTD, 3, 0);
+    assert_non_null(m);
+    double comp[HCOMP_NFEAT], dec[HCOMP_NFEAT];
+    memcpy(comp, m->coef[HCOMP_TARGET_COMP], sizeof(comp));
+    memcpy(dec, m->coef[HCOMP_TARGET_DECOMP], sizeof(dec));
+    hcomp_predictor_set_feedback_interval(p, 4);
+    hcomp_features f = {HCOMP_DTYPE_FLOAT, HCOMP_DIST_NORMAL, 6.0, 1.4, 0};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 3, 1 << 20, 600000, 0,
+                                                 1e-5), HCOMP_OK);
+    assert_memory_equal(comp, m->coef[HCOMP_TARGET_COMP], sizeof(comp));
+    assert_memory_not_equal(dec, m->coef[HCOMP_TARGET_DECOMP], sizeof(dec));
+    hcomp_predictor_free(p);
+}
+
 static void test_feedback_disabled(void **state)
 {
     (void) state;
@@ -275,6 +317,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_beats_constant_model),
         cmocka_unit_test(test_feedback_moves_prediction),
+        cmocka_unit_test(test_normal_equations_match_svd),
         cmocka_unit_test(test_feedback_disabled),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_threads),
