@@ -206,48 +206,85 @@ static void tier_speed(hcomp_file *f, int t, hcdp_tier *out)
         out->latency = 0;
 }
 
+/* c log2 c for the counts of a 512-byte sample: the fingerprint's entropy without a
+ * log2 per distinct byte (which cost more than the rest of it) */
+static double clog2c[513];
+static pthread_once_t clog2c_once = PTHREAD_ONCE_INIT;
+static void clog2c_init(void)
+{
+    for (int c = 1; c <= 512; c++)
+        clog2c[c] = c * log2((double) c);
+}
+
 /* A cheap fingerprint of a buffer: the order-0 entropy (bits per byte) of 512 bytes
- * from its middle. Tasks of one stream that fingerprint alike reuse the last analysis. */
+ * from its middle. Tasks that fingerprint alike reuse an analysis. */
 static double fingerprint(const void *buf, uint64_t len)
 {
+    pthread_once(&clog2c_once, clog2c_init);
     const unsigned char *p = buf;
     size_t n = len < 512 ? (size_t) len : 512;
+    if (n == 0)
+        return 0.0;
     const unsigned char *q = p + (len - n) / 2;
     unsigned count[256] = {0};
     for (size_t i = 0; i < n; i++)
         count[q[i]]++;
-    double h = 0;
+    double sum = 0;
     for (int b = 0; b < 256; b++)
-        if (count[b]) {
-            double pr = (double) count[b] / (double) n;
-            h -= pr * log2(pr);
-        }
-    return h;
+        sum += clog2c[count[b]];
+    return log2((double) n) - sum / (double) n;
 }
 
-#define REANALYZE_EVERY 16      /* tasks between full analyses of a steady stream */
+#define REANALYZE_EVERY 32      /* uses of an analysis before it is made again */
 #define FINGERPRINT_SLACK 0.25  /* bits per byte */
 
-/* The task's features, and those of its byte-shuffled data when shuffle may apply.
- * The full analysis (~30 us per call) is redone every REANALYZE_EVERY tasks, or as soon
- * as the data type or the fingerprint changes; in between the last one is reused, for
- * small tasks too (a stream of 4 KiB writes would otherwise spend most of its time here). */
-static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan)
+/* The task's features, and those of its byte-shuffled data when shuffle may apply, from
+ * the analysis slot whose fingerprint is closest within the slack (a full analysis, 10-30
+ * us, is made when none is, or the one found has been used REANALYZE_EVERY times).
+ * Returns the slot; *reused says whether it was reused. A task smaller than the analysis
+ * sample is not fingerprinted: its few bytes give a noisy fingerprint that costs as much
+ * as the time it would save, and a wrong guess costs little on so few bytes (a piece
+ * that does not shrink is stored raw): it reuses the last task's slot. */
+static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
+                        int *reused)
 {
     int auto_mode = f->opts.codec == NULL;
     int want_sh = auto_mode && f->opts.shuffle;
-    /* a task smaller than the analysis sample is not fingerprinted: its few bytes give a
-     * noisy fingerprint that costs as much as the time it would save, and a wrong guess
-     * costs little on so few bytes (a piece that does not shrink is stored raw) */
     int small = len < HCOMP_ANALYZE_MAX_SAMPLE;
-    double fp = small ? f->feat_fp : fingerprint(buf, len);
-    if (f->feat_valid && f->feat_dtype_hint == f->dtype_hint && f->feat_want_sh == want_sh &&
-        f->feat_age < REANALYZE_EVERY && fabs(fp - f->feat_fp) <= FINGERPRINT_SLACK) {
-        plan->feat = f->feat_cached;
-        plan->feat_sh = f->feat_sh_cached;
-        plan->has_sh = f->feat_has_sh;
-        f->feat_age++;
-        return 1;
+    double fp = small && f->aslot_last >= 0 ? f->aslot[f->aslot_last].fp : fingerprint(buf, len);
+    int near = -1;
+    double best = FINGERPRINT_SLACK;
+    for (int i = 0; i < HCOMP_ANALYSIS_SLOTS; i++) {
+        const hcomp_analysis_slot *a = &f->aslot[i];
+        if (!a->valid || a->dtype_hint != f->dtype_hint || a->want_sh != want_sh)
+            continue;
+        double d = small ? (i == f->aslot_last ? 0.0 : INFINITY) : fabs(fp - a->fp);
+        if (d <= best) {
+            best = d;
+            near = i;
+        }
+    }
+    hcomp_analysis_slot *a;
+    if (near >= 0 && f->aslot[near].age < REANALYZE_EVERY) {
+        a = &f->aslot[near];
+        plan->feat = a->feat;
+        plan->feat_sh = a->feat_sh;
+        plan->has_sh = a->has_sh;
+        a->age++;
+        a->used = ++f->aslot_tick;
+        f->aslot_last = near;
+        *reused = 1;
+        return near;
+    }
+    int s = near;           /* an analysis grown old is made again in its slot */
+    for (int i = 0; i < HCOMP_ANALYSIS_SLOTS && s < 0; i++)
+        if (!f->aslot[i].valid)
+            s = i;
+    if (s < 0) {
+        s = 0;
+        for (int i = 1; i < HCOMP_ANALYSIS_SLOTS; i++)
+            if (f->aslot[i].used < f->aslot[s].used)
+                s = i;
     }
     memset(&plan->feat, 0, sizeof(plan->feat));
     memset(&plan->feat_sh, 0, sizeof(plan->feat_sh));
@@ -264,15 +301,20 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
             plan->has_sh = 1;
         }
     }
-    f->feat_cached = plan->feat;
-    f->feat_sh_cached = plan->feat_sh;
-    f->feat_has_sh = plan->has_sh;
-    f->feat_dtype_hint = f->dtype_hint;
-    f->feat_want_sh = want_sh;
-    f->feat_fp = fp;
-    f->feat_age = 0;
-    f->feat_valid = 1;
-    return 0;
+    a = &f->aslot[s];
+    a->valid = 1;
+    a->feat = plan->feat;
+    a->feat_sh = plan->feat_sh;
+    a->has_sh = plan->has_sh;
+    a->dtype_hint = f->dtype_hint;
+    a->want_sh = want_sh;
+    a->fp = fp;
+    a->age = 0;
+    a->used = ++f->aslot_tick;
+    a->plan_valid = 0;
+    f->aslot_last = s;
+    *reused = 0;
+    return s;
 }
 
 uint64_t hcomp_min_part(const hcomp_tier *tier)
@@ -297,7 +339,8 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
                       hcomp_error *err)
 {
     double t0 = hcomp_now();
-    int reused = analyze_task(f, buf, len, plan);
+    int reused;
+    hcomp_analysis_slot *a = &f->aslot[analyze_task(f, buf, len, plan, &reused)];
     double t1 = hcomp_now();
     hcdp_input *in = &plan->input;
     in->ntiers = f->cfg.ntiers;
@@ -327,11 +370,11 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     double t2 = hcomp_now();
     /* a stream of like tasks (same analysis, same size, the tiers in the same state, the
      * same options) gets the same plan: prediction and HCDP are skipped */
-    if (reused && f->plan_valid && f->plan_size == len && f->plan_sig == sig &&
-        f->plan_options == f->options_gen && f->plan_ntiers == in->ntiers) {
-        in->ncand = f->plan_cand_n;
-        memcpy(in->cand, f->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
-        plan->hcdp = f->plan_hcdp;
+    if (reused && a->plan_valid && a->plan_size == len && a->plan_sig == sig &&
+        a->plan_options == f->options_gen && a->plan_ntiers == in->ntiers) {
+        in->ncand = a->plan_cand_n;
+        memcpy(in->cand, a->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
+        plan->hcdp = a->plan_hcdp;
         f->stats.t_placement += t2 - t1;
         f->stats.t_analysis += t1 - t0;
         return HCOMP_OK;
@@ -350,16 +393,16 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         plan->hcdp.part[0].len = len;
         plan->hcdp.part[0].tier = 0;
         plan->hcdp.part[0].cand = 0;
-        f->plan_valid = 0;
+        a->plan_valid = 0;
     } else {
-        f->plan_valid = 1;
-        f->plan_size = len;
-        f->plan_sig = sig;
-        f->plan_options = f->options_gen;
-        f->plan_ntiers = in->ntiers;
-        f->plan_cand_n = in->ncand;
-        memcpy(f->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
-        f->plan_hcdp = plan->hcdp;
+        a->plan_valid = 1;
+        a->plan_size = len;
+        a->plan_sig = sig;
+        a->plan_options = f->options_gen;
+        a->plan_ntiers = in->ntiers;
+        a->plan_cand_n = in->ncand;
+        memcpy(a->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
+        a->plan_hcdp = plan->hcdp;
     }
     double t4 = hcomp_now();
     f->stats.t_analysis += t1 - t0;
@@ -373,7 +416,8 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
                          int *level, int *filter)
 {
     static _Thread_local hcomp_task_plan plan;
-    analyze_task(f, buf, len, &plan);
+    int reused;
+    analyze_task(f, buf, len, &plan, &reused);
     hcdp_input *in = &plan.input;
     in->size = len;
     in->piece_size = f->opts.piece_size;
@@ -408,13 +452,21 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
 
 /* The features the engine would have predicted a decoded piece with: those of its logical
  * bytes, or of its filtered bytes when it was stored filtered (as analyze_task computes
- * them for a write), reused between like pieces as there. */
+ * them for a write), reused between pieces that fingerprint alike. A read analyses at
+ * most one piece in REANALYZE_EVERY (a read that hops between kinds of data would
+ * otherwise analyse every piece, several percent of its decoding time): a piece unlike
+ * the last analysed one in between is not observed (NULL). */
 static const hcomp_features *read_features(hcomp_file *f, const void *raw, const void *coded,
                                            uint64_t len)
 {
     double fp = fingerprint(raw, len);
-    if (!f->rfeat_valid || f->rfeat_dtype_hint != f->dtype_hint || f->rfeat_age >= REANALYZE_EVERY ||
-        fabs(fp - f->rfeat_fp) > FINGERPRINT_SLACK) {
+    int like = f->rfeat_valid && f->rfeat_dtype_hint == f->dtype_hint &&
+               fabs(fp - f->rfeat_fp) <= FINGERPRINT_SLACK;
+    if (!like && f->rfeat_valid && f->rfeat_age < REANALYZE_EVERY) {
+        f->rfeat_age++;
+        return NULL;
+    }
+    if (!like || f->rfeat_age >= REANALYZE_EVERY) {
         hcomp_analyze(raw, (size_t) len, f->dtype_hint, &f->rfeat);
         f->rfeat_valid = 1;
         f->rfeat_sh_valid = 0;
@@ -440,9 +492,10 @@ void hcomp_engine_read_feedback(hcomp_file *f, const hcomp_piece *p, const void 
         return;
     double t0 = hcomp_now();
     const hcomp_features *feat = read_features(f, raw, coded, p->raw_len);
-    hcomp_predictor_observe(f->pred, feat, p->codec, p->level, p->raw_len, p->stored_len, 0.0,
-                            seconds);
-    f->stats.t_feedback += hcomp_now() - t0;
+    if (feat != NULL)
+        hcomp_predictor_observe(f->pred, feat, p->codec, p->level, p->raw_len, p->stored_len,
+                                0.0, seconds);
+    f->stats.t_read_feedback += hcomp_now() - t0;
 }
 
 void hcomp_engine_feedback(hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job)

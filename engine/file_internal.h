@@ -37,6 +37,24 @@ typedef struct hcomp_segment {
 } hcomp_segment;
 
 /* A stored piece named in the log. */
+/* A full analysis of a task's data (engine.c), reused for tasks whose fingerprint is
+ * alike, and the plan made last with it, reused for like tasks: a file whose writes
+ * cycle through a few kinds of data (the fields of a checkpoint) keeps one per kind. */
+#define HCOMP_ANALYSIS_SLOTS 4
+typedef struct hcomp_analysis_slot {
+    int valid, has_sh, dtype_hint, want_sh;
+    unsigned age;              /* tasks that reused it since it was made */
+    double fp;                 /* the fingerprint it was made for */
+    uint64_t used;             /* when last used (least recently used is replaced) */
+    hcomp_features feat, feat_sh;
+    int plan_valid, plan_ntiers, plan_cand_n;
+    uint64_t plan_size;
+    uint32_t plan_sig;
+    unsigned plan_options;
+    hcdp_candidate plan_cand[HCDP_MAX_CANDIDATES];
+    hcdp_plan plan_hcdp;
+} hcomp_analysis_slot;
+
 typedef struct hcomp_piece {
     uint32_t seg;        /* index into segs */
     uint64_t seg_off;    /* offset of the piece header in the segment */
@@ -109,23 +127,16 @@ struct hcomp_file {
     hcomp_predictor *pred;     /* shared by the files using the same seed */
     int model_owner;           /* saves what the predictor learnt at close */
     int dtype_hint;            /* enum hcomp_dtype of the data being written, or -1 */
-    /* the last full analysis, reused for similar tasks (engine.c) */
-    hcomp_features feat_cached, feat_sh_cached;
-    int feat_valid, feat_has_sh, feat_dtype_hint, feat_want_sh;
-    unsigned feat_age;
-    double feat_fp;
+    /* the last full analyses, reused for similar tasks, each with its last plan */
+    hcomp_analysis_slot aslot[HCOMP_ANALYSIS_SLOTS];
+    uint64_t aslot_tick;
+    int aslot_last;            /* the slot of the last task, -1 */
     /* the same for pieces decoded by reads (decompression feedback) */
     hcomp_features rfeat, rfeat_sh;
     int rfeat_valid, rfeat_sh_valid, rfeat_dtype_hint;
     unsigned rfeat_age;
     double rfeat_fp;
-    /* the last plan, reused for like tasks (engine.c) */
-    int plan_valid, plan_ntiers, plan_cand_n;
-    uint64_t plan_size;
-    uint32_t plan_sig;
-    unsigned plan_options, options_gen;     /* options_gen counts set_options calls */
-    hcdp_candidate plan_cand[HCDP_MAX_CANDIDATES];
-    hcdp_plan plan_hcdp;
+    unsigned options_gen;      /* counts set_options calls (plans made before are stale) */
     hcomp_file_stats stats;
 
     /* the background drain (hcomp_drain=background) shares the file with the caller */

@@ -162,6 +162,7 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
         f->cache[i].piece = -1;
     f->dtype_hint = -1;
+    f->aslot_last = -1;
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->drain_wake, NULL);
     f->perm = perm & 0777;

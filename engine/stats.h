@@ -15,7 +15,8 @@
     X(placement, "placement (HCDP)")                         \
     X(compression, "compression (all threads)")              \
     X(io, "tier I/O and map appends")                        \
-    X(feedback, "feedback to the predictor")
+    X(feedback, "feedback to the predictor")                 \
+    X(read_feedback, "decompression feedback from reads")
 
 typedef struct hcomp_file_stats {
     uint64_t tasks, pieces, bytes_in;
