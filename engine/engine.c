@@ -289,6 +289,7 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
     memset(&plan->feat, 0, sizeof(plan->feat));
     memset(&plan->feat_sh, 0, sizeof(plan->feat_sh));
     hcomp_analyze(buf, (size_t) len, f->dtype_hint, &plan->feat);
+    f->stats.analyses++;
     plan->has_sh = 0;
     if (want_sh && dtype_filter(plan->feat.dtype) != HCOMP_FILTER_NONE) {
         /* the shuffled data's features, from a shuffled copy of a bounded prefix */
@@ -395,7 +396,10 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         plan->hcdp.part[0].cand = 0;
         a->plan_valid = 0;
     } else {
-        a->plan_valid = 1;
+        /* only a plan that no tier's room shaped is worth reusing: one part, on a tier
+         * that could take the task twice over (a split was made for rooms that change) */
+        int part_tier = plan->hcdp.part[0].tier;
+        a->plan_valid = plan->hcdp.nparts == 1 && (sig >> part_tier & 1u);
         a->plan_size = len;
         a->plan_sig = sig;
         a->plan_options = f->options_gen;

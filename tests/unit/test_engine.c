@@ -18,6 +18,7 @@
 
 #include "hcomp.h"
 #include "hcomp_model.h"
+#include "../../engine/file_internal.h"
 
 #define MIB (1u << 20)
 
@@ -441,6 +442,43 @@ static void test_background_drain(void **state)
     free(d);
 }
 
+/* Tasks that alternate between two kinds of data reuse one analysis per kind (a slot
+ * each), and the data reads back. */
+static void test_analysis_reused_per_kind(void **state)
+{
+    fixture *fx = *state;
+    const size_t task = 64 * 1024, n = 32;
+    char *t = text(n / 2 * task);
+    unsigned char *r = random_bytes(n / 2 * task, 5);
+    hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
+    hcomp_file *f;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
+    for (size_t i = 0; i < n; i++) {
+        const void *src = i % 2 ? (const void *) (r + i / 2 * task) : (const void *) (t + i / 2 * task);
+        assert_int_equal(hcomp_file_pwrite(f, src, task, i * task, &err), HCOMP_OK);
+    }
+    uint64_t analyses = f->stats.analyses;
+    if (analyses < 2 || analyses > 4)
+        fail_msg("%llu full analyses for %zu tasks of two kinds, alternating; want 2 to 4",
+                 (unsigned long long) analyses, n);
+    char *back = malloc(task);
+    assert_non_null(back);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t got = 0;
+        const void *src = i % 2 ? (const void *) (r + i / 2 * task) : (const void *) (t + i / 2 * task);
+        assert_int_equal(hcomp_file_pread(f, back, task, i * task, &got, &err), HCOMP_OK);
+        assert_true(got == task);
+        assert_memory_equal(back, src, task);
+    }
+    free(back);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    hcomp_options_free(o);
+    delete_file(fx);
+    free(t);
+    free(r);
+}
+
 /* Feedback: the model learns from measured pieces and is written back to the seed
  * the user named, at close, by the model's owner only. */
 static void test_feedback_saved_to_seed(void **state)
@@ -531,6 +569,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_close_charged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_analysis_reused_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
