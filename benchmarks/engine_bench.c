@@ -573,7 +573,7 @@ static void capture_end(estats *es)
         const char *p;
         if (verbose)
             fputs(line, stderr);
-        if (strncmp(line, "hcomp stats for ", 16) == 0 && (p = strstr(line, " tasks, ")) != NULL) {
+        if (strncmp(line, "hcomp stats for ", 16) == 0 && (p = strstr(line, " tasks (")) != NULL) {
             const char *q = p;
             while (q > line && q[-1] >= '0' && q[-1] <= '9')
                 q--;
