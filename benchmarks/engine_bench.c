@@ -1072,9 +1072,12 @@ static double r2_of(const double *a, const double *p, size_t n)
 
 /* Accuracy of predictor p on entries e (measured m[entry][model]). model_r2 (if not
  * NULL) receives per-model R^2 [model][target] and mre [model][target]. */
+/* Accuracy of p's predictions of the measurements m; with p NULL, of the measurements
+ * again (again: the same buffers measured a second time; the ceiling that timing noise
+ * puts on any predictor of speeds; the ratio is deterministic). */
 static void accuracy(hcomp_predictor *p, const pentry *e, size_t ne, pmeas *const *m,
                      const hcomp_model_info *mi, size_t nm, acc *out, double (*model_r2)[3],
-                     double (*model_mre)[3])
+                     double (*model_mre)[3], pmeas *const *again)
 {
     size_t n = ne * nm;
     double *A[3], *P[3];
@@ -1091,7 +1094,9 @@ static void accuracy(hcomp_predictor *p, const pentry *e, size_t ne, pmeas *cons
         double msum[3] = {0, 0, 0};
         for (size_t i = 0; i < ne; i++) {
             hcomp_prediction pr;
-            if (hcomp_predictor_predict(p, &e[i].f, mi[j].codec, mi[j].level, &pr) != HCOMP_OK)
+            if (p == NULL)
+                pr = (hcomp_prediction) {again[i][j].ratio, again[i][j].comp, again[i][j].decomp};
+            else if (hcomp_predictor_predict(p, &e[i].f, mi[j].codec, mi[j].level, &pr) != HCOMP_OK)
                 die("no prediction for %s:%d", codec_name((int) mi[j].codec), mi[j].level);
             const double act[3] = {m[i][j].ratio, m[i][j].comp, m[i][j].decomp};
             const double pre[3] = {pr.ratio, pr.comp_Bps, pr.decomp_Bps};
@@ -1720,13 +1725,22 @@ int main(int argc, char **argv)
             for (size_t j = 0; j < nm; j++)
                 measure_entry(&ev[i], mi[j].codec, mi[j].level, o.reps, cbuf, ccap, back, &m[i][j]);
         }
+        /* the same buffers measured again: how repeatable the timings are */
+        pmeas **m2 = xmalloc(nev * sizeof(*m2));
+        for (size_t i = 0; i < nev; i++) {
+            m2[i] = xmalloc(nm * sizeof(pmeas));
+            for (size_t j = 0; j < nm; j++)
+                measure_entry(&ev[i], mi[j].codec, mi[j].level, o.reps, cbuf, ccap, back, &m2[i][j]);
+        }
+        acc arep;
+        accuracy(NULL, ev, nev, m2, mi, nm, &arep, NULL, NULL, m);
         acc a0, af, afd;
         double (*r2_0)[3] = xmalloc(nm * sizeof(*r2_0)), (*r2_f)[3] = xmalloc(nm * sizeof(*r2_f));
         double (*mre_0)[3] = xmalloc(nm * sizeof(*mre_0)), (*mre_f)[3] = xmalloc(nm * sizeof(*mre_f));
         double (*r2_fd)[3] = xmalloc(nm * sizeof(*r2_fd)), (*mre_fd)[3] = xmalloc(nm * sizeof(*mre_fd));
-        accuracy(p0, ev, nev, m, mi, nm, &a0, r2_0, mre_0);
-        accuracy(pf, ev, nev, m, mi, nm, &af, r2_f, mre_f);
-        accuracy(pfd, ev, nev, m, mi, nm, &afd, r2_fd, mre_fd);
+        accuracy(p0, ev, nev, m, mi, nm, &a0, r2_0, mre_0, NULL);
+        accuracy(pf, ev, nev, m, mi, nm, &af, r2_f, mre_f, NULL);
+        accuracy(pfd, ev, nev, m, mi, nm, &afd, r2_fd, mre_fd, NULL);
 
         size_t nsh = 0;
         for (size_t i = 0; i < nev; i++)
@@ -1765,6 +1779,16 @@ int main(int argc, char **argv)
                    an[i], as[i]->r2_models[0], as[i]->r2_pooled[0], 100 * as[i]->mre[0],
                    as[i]->r2_models[1], as[i]->r2_pooled[1], 100 * as[i]->mre[1],
                    as[i]->r2_models[2], as[i]->r2_pooled[2], 100 * as[i]->mre[2]);
+        printf("| *noise ceiling*: the measurements themselves, a second time (same buffers, "
+               "median of %d each) | %.3f / %.3f | %.0f%% | %.3f / %.3f | %.0f%% | %.3f / %.3f | "
+               "%.0f%% |\n\nThe last row is no predictor: it is how well one measurement of "
+               "the evaluation set predicts a second one of the same buffers on this machine. "
+               "A model of the data's features cannot be expected to beat it on speeds; where "
+               "its per-model R^2 is below the goal, the goal is out of reach of any "
+               "predictor on these timings.\n",
+               o.reps, arep.r2_models[0], arep.r2_pooled[0], 100 * arep.mre[0],
+               arep.r2_models[1], arep.r2_pooled[1], 100 * arep.mre[1], arep.r2_models[2],
+               arep.r2_pooled[2], 100 * arep.mre[2]);
         printf("\nPer model (R^2 on logs; MRE in parentheses), seed as is -> after the engine's "
                "feedback:\n\n| model | ratio | compression speed | decompression speed |\n"
                "|---|---|---|---|\n");
@@ -1825,6 +1849,9 @@ int main(int argc, char **argv)
             free(m[i]);
         free(m);
         free(r2_0), free(r2_f), free(r2_fd), free(mre_0), free(mre_f), free(mre_fd);
+        for (size_t i = 0; i < nev; i++)
+            free(m2[i]);
+        free(m2);
         free(mi);
         free(cbuf);
         free(back);
