@@ -231,5 +231,8 @@ void hcomp_tier_release(hcomp_file *f, int t);
 
 /* helpers */
 int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);
+/* *arrayp (a pointer to an array of elem-byte elements) grown, doubling, to hold need
+ * elements; 0, or -1 when out of memory (the array is unchanged). */
+int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem);
 
 #endif

@@ -23,6 +23,25 @@ int hcomp_grow(unsigned char **buf, size_t *cap, size_t need)
     return 0;
 }
 
+int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    if (n > SIZE_MAX / elem)
+        return -1;
+    void *old;
+    memcpy(&old, arrayp, sizeof(old));
+    void *p = realloc(old, n * elem);
+    if (p == NULL)
+        return -1;
+    memcpy(arrayp, &p, sizeof(p));
+    *cap = n;
+    return 0;
+}
+
 static int find_segment(const hcomp_file *f, uint64_t id)
 {
     for (size_t i = f->nsegs; i-- > 0;)  /* recent segments are looked up most */
@@ -34,14 +53,8 @@ static int find_segment(const hcomp_file *f, uint64_t id)
 static int add_segment(hcomp_file *f, uint64_t id, const char *tier, size_t tl, const char *path,
                        size_t pl)
 {
-    if (f->nsegs == f->capsegs) {
-        size_t cap = f->capsegs ? f->capsegs * 2 : 16;
-        hcomp_segment *s = realloc(f->segs, cap * sizeof(*s));
-        if (s == NULL)
-            return -1;
-        f->segs = s;
-        f->capsegs = cap;
-    }
+    if (hcomp_grow_array(&f->segs, &f->capsegs, f->nsegs + 1, sizeof(*f->segs)) != 0)
+        return -1;
     hcomp_segment *s = &f->segs[f->nsegs];
     s->id = id;
     s->fd = -1;
@@ -171,14 +184,8 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
     int s = find_segment(f, r->u.piece.seg_id);
     if (s < 0 && (s = add_segment(f, r->u.piece.seg_id, "?", 1, NULL, 0)) < 0)
         return -1;
-    if (f->npieces == f->cappieces) {
-        size_t cap = f->cappieces ? f->cappieces * 2 : 256;
-        hcomp_piece *p = realloc(f->pieces, cap * sizeof(*p));
-        if (p == NULL)
-            return -1;
-        f->pieces = p;
-        f->cappieces = cap;
-    }
+    if (hcomp_grow_array(&f->pieces, &f->cappieces, f->npieces + 1, sizeof(*f->pieces)) != 0)
+        return -1;
     if (f->npieces >= UINT32_MAX)
         return -1;
     uint32_t idx = (uint32_t) f->npieces;
@@ -197,14 +204,9 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
         hcomp_map_extent_at(r, i, &me);
         if (i == 0)
             p->start = me.off - me.piece_off;
-        if (f->nreplayed == f->replayed_cap) {
-            size_t cap = f->replayed_cap ? f->replayed_cap * 2 : 256;
-            hcomp_extent *v = realloc(f->replayed, cap * sizeof(*v));
-            if (v == NULL)
-                return -1;
-            f->replayed = v;
-            f->replayed_cap = cap;
-        }
+        if (hcomp_grow_array(&f->replayed, &f->replayed_cap, f->nreplayed + 1,
+                             sizeof(*f->replayed)) != 0)
+            return -1;
         f->replayed[f->nreplayed++] = (hcomp_extent) {me.off, me.len, idx, me.piece_off};
         if (me.off + me.len > f->size)
             f->size = me.off + me.len;

@@ -211,20 +211,7 @@ int hcomp_write_full(int fd, const void *buf, size_t len)
 
 long long hcomp_pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
-    char *p = buf;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = pread(fd, p + done, len - done, (off_t) (off + done));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        done += (size_t) n;
-    }
-    return (long long) done;
+    return hcomp_pread2_full(fd, buf, len, NULL, 0, off);
 }
 
 long long hcomp_pread2_full(int fd, void *a, size_t alen, void *b, size_t blen, uint64_t off)
@@ -236,7 +223,8 @@ long long hcomp_pread2_full(int fd, void *a, size_t alen, void *b, size_t blen, 
         if (done < alen)
             rest[n_iov++] = (struct iovec) {(char *) a + done, alen - done};
         size_t bdone = done > alen ? done - alen : 0;
-        rest[n_iov++] = (struct iovec) {(char *) b + bdone, blen - bdone};
+        if (blen > 0)
+            rest[n_iov++] = (struct iovec) {(char *) b + bdone, blen - bdone};
         ssize_t n = preadv(fd, rest, n_iov, (off_t) (off + done));
         if (n < 0) {
             if (errno == EINTR)

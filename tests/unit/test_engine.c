@@ -481,6 +481,25 @@ static void test_analysis_reused_per_kind(void **state)
 
 /* Feedback: the model learns from measured pieces and is written back to the seed
  * the user named, at close, by the model's owner only. */
+/* Training rows (seed rows and saved observations) of zstd:3 in the seed at path (NULL:
+ * the embedded one). */
+static size_t zstd3_rows(const char *path)
+{
+    hcomp_predictor *p;
+    hcomp_error err;
+    if (hcomp_predictor_load(path, &p, &err) != HCOMP_OK)
+        fail_msg("loading the seed: %s", err.msg);
+    size_t rows = 0;
+    for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
+        hcomp_model_info mi;
+        assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
+        if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
+            rows = mi.rows + mi.observations;
+    }
+    hcomp_predictor_free(p);
+    return rows;
+}
+
 static void test_feedback_saved_to_seed(void **state)
 {
     fixture *fx = *state;
@@ -490,14 +509,8 @@ static void test_feedback_saved_to_seed(void **state)
     hcomp_error err;
     assert_int_equal(hcomp_predictor_load(NULL, &p, &err), HCOMP_OK);
     assert_int_equal(hcomp_predictor_save(p, seed, &err), HCOMP_OK);
-    size_t rows_before = 0;
-    for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
-        hcomp_model_info mi;
-        assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
-        if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
-            rows_before = mi.rows + mi.observations;
-    }
     hcomp_predictor_free(p);
+    size_t rows_before = zstd3_rows(seed);
     struct stat before, after;
     assert_int_equal(stat(seed, &before), 0);
     const size_t len = 8 * MIB;
@@ -518,16 +531,8 @@ static void test_feedback_saved_to_seed(void **state)
     assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
     assert_int_equal(stat(seed, &after), 0);
     assert_true(after.st_size > before.st_size);
-    assert_int_equal(hcomp_predictor_load(seed, &p, &err), HCOMP_OK);
     /* the saved seed holds the measured pieces as training rows of zstd:3 */
-    size_t rows_written = 0;
-    for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
-        hcomp_model_info mi;
-        assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
-        if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
-            rows_written = mi.rows + mi.observations;
-    }
-    hcomp_predictor_free(p);
+    size_t rows_written = zstd3_rows(seed);
     assert_true(rows_written >= rows_before + 8);
     /* a read-only open learns decompression times (the pieces record their level) and
      * its owner writes them back too: one observation per decoded 1 MiB piece */
@@ -541,16 +546,7 @@ static void test_feedback_saved_to_seed(void **state)
     assert_memory_equal(back, d, len);
     free(back);
     assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
-    if (hcomp_predictor_load(seed, &p, &err) != HCOMP_OK)
-        fail_msg("reloading the seed: %s", err.msg);
-    size_t rows_read = 0;
-    for (size_t i = 0; i < hcomp_predictor_model_count(p); i++) {
-        hcomp_model_info mi;
-        assert_int_equal(hcomp_predictor_model_at(p, i, &mi), HCOMP_OK);
-        if (mi.codec == HCOMP_CODEC_ZSTD && mi.level == 3)
-            rows_read = mi.rows + mi.observations;
-    }
-    hcomp_predictor_free(p);
+    size_t rows_read = zstd3_rows(seed);
     if (rows_read < rows_written + len / MIB)
         fail_msg("zstd:3 has %zu rows after reading %zu pieces back; %zu before", rows_read,
                  (size_t) (len / MIB), rows_written);
