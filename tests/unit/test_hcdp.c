@@ -32,7 +32,15 @@ static void base_input(hcdp_input *in, uint64_t size, double wc, double wd, doub
 
 static void add_tier(hcdp_input *in, uint64_t room, double bw, double lat)
 {
-    in->tier[in->ntiers++] = (hcdp_tier){room, bw, bw, lat};
+    in->tier[in->ntiers++] = (hcdp_tier){.room = room, .write_Bps = bw, .read_Bps = bw, .latency = lat};
+}
+
+/* 1 MiB, async weights; a 10 GB/s tier with room for all (1 us), a 100 MB/s one (4 ms) */
+static void ram_pfs_async(hcdp_input *in)
+{
+    base_input(in, 1 << 20, 1, 0, 0);
+    add_tier(in, 64u << 20, 10e9, 1e-6);
+    add_tier(in, UINT64_MAX / 4, 100e6, 4e-3);
 }
 
 /* One fast tier with room for all: with async weights the write time decides:
@@ -42,9 +50,7 @@ static void test_fits_in_ram(void **state)
     (void) state;
     hcdp_input in;
     hcdp_plan p;
-    base_input(&in, 1 << 20, 1, 0, 0);
-    add_tier(&in, 64u << 20, 10e9, 1e-6);
-    add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+    ram_pfs_async(&in);
     assert_int_equal(hcdp_plan_task(&in, &p), 0);
     assert_int_equal(p.nparts, 1);
     assert_int_equal(p.part[0].tier, 0);
@@ -62,9 +68,7 @@ static void test_drain_close_charged(void **state)
     (void) state;
     hcdp_input in;
     hcdp_plan p;
-    base_input(&in, 1 << 20, 1, 0, 0);
-    add_tier(&in, 64u << 20, 10e9, 1e-6);
-    add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+    ram_pfs_async(&in);
     in.tier[0].drain_to = 2;
     assert_int_equal(hcdp_plan_task(&in, &p), 0);
     assert_int_equal(p.nparts, 1);
