@@ -139,6 +139,86 @@ static void round_row(hcomp_row *r)
         r->y[t] = r->y[t] > 0 && isfinite(r->y[t]) ? hcomp_round6(r->y[t]) : 0.0;
 }
 
+/* ---- local corrections ------------------------------------------------------------ */
+
+/* The cluster of m whose anchor is nearest to (dtype, x) within the radius, or -1. */
+static int local_find(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT])
+{
+    int best = -1;
+    double best_d = 1.0;
+    for (int i = 0; i < HCOMP_LOCAL_CLUSTERS; i++) {
+        const hcomp_local *c = &m->local[i];
+        if (!c->valid || c->dtype != dtype)
+            continue;
+        double de = (x[1] - c->entropy) / HCOMP_LOCAL_ENTROPY;
+        double dp = (x[2] - c->lprobe) / HCOMP_LOCAL_LPROBE;
+        double d = de * de + dp * dp;
+        if (d <= best_d) {
+            best_d = d;
+            best = i;
+        }
+    }
+    return best;
+}
+
+static void local_add(hcomp_model *m, const hcomp_row *r)
+{
+    double x[HCOMP_NFEAT];
+    if (hcomp_feature_vector(r->dtype, r->dist, r->entropy, r->probe_ratio, x) != 0)
+        return;
+    int i = local_find(m, r->dtype, x);
+    if (i < 0) {            /* a new neighbourhood: a free cluster, else the stalest */
+        i = 0;
+        for (int k = 0; k < HCOMP_LOCAL_CLUSTERS; k++) {
+            if (!m->local[k].valid) {
+                i = k;
+                break;
+            }
+            if (m->local[k].used < m->local[i].used)
+                i = k;
+        }
+        hcomp_local *c = &m->local[i];
+        memset(c, 0, sizeof(*c));
+        c->valid = 1;
+        c->dtype = r->dtype;
+        c->entropy = x[1];
+        c->lprobe = x[2];
+    }
+    hcomp_local *c = &m->local[i];
+    c->used = ++m->local_tick;
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        if (!(r->y[t] > 0))
+            continue;
+        c->w[t] = c->w[t] * HCOMP_LOCAL_DECAY + 1.0;
+        c->sy[t] = c->sy[t] * HCOMP_LOCAL_DECAY + log(r->y[t]);
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            c->sx[t][j] = c->sx[t][j] * HCOMP_LOCAL_DECAY + x[j];
+    }
+}
+
+void hcomp_model_local_correction(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
+                                  double out[HCOMP_NTARGET])
+{
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        out[t] = 0.0;
+    int i = local_find(m, dtype, x);
+    if (i < 0)
+        return;
+    const hcomp_local *c = &m->local[i];
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        if (!(c->w[t] > 0))
+            continue;
+        /* the cluster's mean residual under the current coefficients (a refit that
+         * learnt part of it leaves less to correct) */
+        double fit = 0.0;
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            fit += m->coef[t][j] * c->sx[t][j];
+        double resid = (c->sy[t] - fit) / c->w[t];
+        if (isfinite(resid))
+            out[t] = resid * c->w[t] / (c->w[t] + HCOMP_LOCAL_SHRINK);
+    }
+}
+
 int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
 {
     if (m->nrows == m->rows_cap) {
@@ -151,6 +231,8 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
     }
     m->rows[m->nrows] = *row;
     round_row(&m->rows[m->nrows]);
+    if (row->observed)
+        local_add(m, &m->rows[m->nrows]);
     m->nrows++;
     m->rows_ne_valid = 0;
     return HCOMP_OK;
@@ -464,8 +546,10 @@ int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *f, unsigne
         return HCOMP_E_INVAL;
     }
     const hcomp_model *m = &p->models[idx];
+    double local[HCOMP_NTARGET];
+    hcomp_model_local_correction(m, f->dtype, x, local);
     for (int t = 0; t < HCOMP_NTARGET; t++) {
-        double s = 0.0;
+        double s = local[t];
         for (int j = 0; j < HCOMP_NFEAT; j++)
             s += m->coef[t][j] * x[j];
         /* NaN (huge coefficients: inf - inf) counts as the worst prediction */
@@ -523,6 +607,10 @@ int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigne
         m->ring_len++;
     p->dirty++;
     if (++m->since_fit >= p->interval) {
+        /* the feedback interval's observations, oldest first, into the local corrections */
+        size_t k = m->since_fit < m->ring_len ? m->since_fit : m->ring_len;
+        for (size_t i = k; i > 0; i--)
+            local_add(m, &m->ring[(m->ring_next + HCOMP_OBS_RING - i) % HCOMP_OBS_RING]);
         m->since_fit = 0;
         hcomp_model_fit(m, 1);
     }

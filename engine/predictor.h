@@ -48,6 +48,27 @@ typedef struct hcomp_normal {
     size_t n;                  /* rows summed */
 } hcomp_normal;
 
+/* Local corrections (the feedback's memory of the data a run actually writes): what a
+ * linear model over a few features cannot capture, such as how fast one codec runs on one
+ * field of one application, is kept per neighbourhood of the features. A cluster is
+ * anchored at its first observation (same element type, entropy within
+ * HCOMP_LOCAL_ENTROPY bits, probe ratio within a factor exp(HCOMP_LOCAL_LPROBE)) and holds
+ * the decayed sums of its observations' feature vectors and log targets: a prediction in
+ * it is moved by the cluster's mean residual under the current fit, shrunk by its weight
+ * (w / (w + HCOMP_LOCAL_SHRINK)). */
+#define HCOMP_LOCAL_CLUSTERS 32
+#define HCOMP_LOCAL_ENTROPY 0.15
+#define HCOMP_LOCAL_LPROBE 0.05
+#define HCOMP_LOCAL_DECAY 0.9 
+#define HCOMP_LOCAL_SHRINK 0.25
+
+typedef struct hcomp_local {
+    int valid, dtype;
+    double entropy, lprobe;          /* the anchor */
+    double w[HCOMP_NTARGET], sy[HCOMP_NTARGET], sx[HCOMP_NTARGET][HCOMP_NFEAT];
+    unsigned long used;
+} hcomp_local;
+
 typedef struct hcomp_model {
     unsigned codec;
     int level;
@@ -63,6 +84,8 @@ typedef struct hcomp_model {
      * observations' sums, older ones decayed (exponential forgetting) */
     hcomp_normal rows_ne[HCOMP_NTARGET], obs_ne[HCOMP_NTARGET];
     int rows_ne_valid;
+    hcomp_local local[HCOMP_LOCAL_CLUSTERS];
+    unsigned long local_tick;
 } hcomp_model;
 
 struct hcomp_predictor {
@@ -96,7 +119,8 @@ hcomp_predictor *hcomp_predictor_new(void);
 /* The model of codec:level, created if absent (level already resolved); NULL if the
  * codec or level is out of range or memory runs out. */
 hcomp_model *hcomp_predictor_model(hcomp_predictor *p, unsigned codec, int level, int create);
-/* Append a training row (values rounded to 6 significant digits, as in seeds). */
+/* Append a training row (values rounded to 6 significant digits, as in seeds); an
+ * observation row (a seed's saved feedback) also enters the local corrections. */
 int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row);
 /* Fit the three targets of m by weighted least squares on its rows (profiler rows weight
  * 1, saved observations 2): without with_ring by GSL's truncated SVD over the rows; with
@@ -105,6 +129,9 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row);
  * target), a 10x10 Cholesky solve of microseconds. A target with fewer usable rows than
  * HCOMP_NFEAT keeps its coefficients. Returns the number of targets fitted. */
 int hcomp_model_fit(hcomp_model *m, int with_ring);
+/* The local correction of each target for features x (0 where no cluster is near). */
+void hcomp_model_local_correction(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
+                                  double out[HCOMP_NTARGET]);
 /* Fit every model; HCOMP_E_INVAL naming the first model without enough rows. */
 int hcomp_predictor_fit_all(hcomp_predictor *p, hcomp_error *err);
 /* Record provenance: created = now (UTC), the command line, this machine. */

@@ -187,6 +187,80 @@ static void test_normal_equations_match_svd(void **state)
     hcomp_predictor_free(p);
 }
 
+/* What the linear model cannot fit, the local corrections learn: three kinds of data of
+ * one type whose speeds and ratios zigzag against entropy (no line through them) are each
+ * predicted within 15% after one feedback interval of observations of each; other types
+ * get no correction; a seed saved with the observations gives the same predictions. */
+static void test_local_corrections(void **state)
+{
+    (void) state;
+    hcomp_predictor *p;
+    hcomp_error err;
+    assert_int_equal(hcomp_predictor_load(NULL, &p, &err), HCOMP_OK);
+    hcomp_predictor_set_feedback_interval(p, 16);
+    const double factor[3] = {3.0, 1.0 / 3.0, 3.0};
+    hcomp_features f[3];
+    double want_ratio[3], want_comp[3];
+    size_t raw = 1 << 20;
+    for (int k = 0; k < 3; k++) {
+        f[k] = (hcomp_features){HCOMP_DTYPE_DOUBLE, HCOMP_DIST_NORMAL, 5.0 + 0.5 * k, 1.3, 0};
+        hcomp_prediction base;
+        assert_int_equal(hcomp_predictor_predict(p, &f[k], HCOMP_CODEC_ZSTD, 3, &base), HCOMP_OK);
+        want_ratio[k] = 1.0 + (base.ratio - 1.0) * factor[k];
+        want_comp[k] = base.comp_Bps * factor[k];
+    }
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(hcomp_predictor_observe(p, &f[k], HCOMP_CODEC_ZSTD, 3, raw,
+                                                     (size_t) ((double) raw / want_ratio[k]),
+                                                     (double) raw / want_comp[k], 0.0), HCOMP_OK);
+    hcomp_model *m = hcomp_predictor_model(p, HCOMP_CODEC_ZSTD, 3, 0);
+    assert_non_null(m);
+    double worst_global = 0.0, got[3][2];
+    for (int k = 0; k < 3; k++) {
+        hcomp_prediction q;
+        assert_int_equal(hcomp_predictor_predict(p, &f[k], HCOMP_CODEC_ZSTD, 3, &q), HCOMP_OK);
+        print_message("kind %d: ratio %.3f (observed %.3f), compression %.1f MB/s (observed "
+                      "%.1f)\n", k, q.ratio, want_ratio[k], q.comp_Bps / 1e6, want_comp[k] / 1e6);
+        assert_true(dist_log(q.ratio, want_ratio[k]) < log(1.15));
+        assert_true(dist_log(q.comp_Bps, want_comp[k]) < log(1.15));
+        got[k][0] = q.ratio;
+        got[k][1] = q.comp_Bps;
+        /* the refit line alone is far off for at least one kind */
+        double x[HCOMP_NFEAT], corr[HCOMP_NTARGET];
+        assert_int_equal(hcomp_feature_vector(f[k].dtype, f[k].dist, f[k].entropy,
+                                              f[k].probe_ratio, x), 0);
+        hcomp_model_local_correction(m, f[k].dtype, x, corr);
+        double line = log(q.comp_Bps) - corr[HCOMP_TARGET_COMP];
+        if (fabs(line - log(want_comp[k])) > worst_global)
+            worst_global = fabs(line - log(want_comp[k]));
+    }
+    assert_true(worst_global > log(1.5));
+    /* another element type: no correction */
+    double x[HCOMP_NFEAT], corr[HCOMP_NTARGET];
+    assert_int_equal(hcomp_feature_vector(HCOMP_DTYPE_INT32, HCOMP_DIST_NORMAL, 5.0, 1.3, x), 0);
+    hcomp_model_local_correction(m, HCOMP_DTYPE_INT32, x, corr);
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        assert_true(corr[t] == 0.0);
+    /* the next run starts from the saved observations */
+    char path[] = "/tmp/hcomp-test-local-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(hcomp_predictor_save(p, path, &err), HCOMP_OK);
+    hcomp_predictor *p2 = NULL;
+    assert_int_equal(hcomp_predictor_load(path, &p2, &err), HCOMP_OK);
+    unlink(path);
+    for (int k = 0; k < 3; k++) {
+        hcomp_prediction q;
+        assert_int_equal(hcomp_predictor_predict(p2, &f[k], HCOMP_CODEC_ZSTD, 3, &q), HCOMP_OK);
+        assert_true(dist_log(q.ratio, got[k][0]) < 0.02);
+        assert_true(dist_log(q.comp_Bps, got[k][1]) < 0.02);
+    }
+    hcomp_predictor_free(p2);
+    hcomp_predictor_free(p);
+}
+
 static void test_feedback_disabled(void **state)
 {
     (void) state;
@@ -318,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_beats_constant_model),
         cmocka_unit_test(test_feedback_moves_prediction),
         cmocka_unit_test(test_normal_equations_match_svd),
+        cmocka_unit_test(test_local_corrections),
         cmocka_unit_test(test_feedback_disabled),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_threads),
