@@ -413,3 +413,42 @@ int hcomp_analyze(const void *buf, size_t len, int dtype_hint, hcomp_features *o
     out->dist = hcomp_classify_values(values, nv);
     return HCOMP_OK;
 }
+
+/* The shuffled form of buf (hcomp_filter_apply with typesize k) is never made: only the
+ * bytes take_sample would pick from it are gathered, byte b of element i sitting at
+ * b * (len / k) + i of the shuffled buffer (the len % k tail bytes stay where they are). */
+int hcomp_analyze_shuffled(const void *buf, size_t len, unsigned k, const hcomp_features *plain,
+                           hcomp_features *out)
+{
+    if (out == NULL || plain == NULL || (buf == NULL && len > 0) || (k != 4 && k != 8))
+        return HCOMP_E_INVAL;
+    static _Thread_local unsigned char gathered[HCOMP_ANALYZE_MAX_SAMPLE];
+    const unsigned char *src = buf;
+    sample s;
+    take_sample(src, len, &s);
+    size_t n = len / k, at = 0;
+    for (int i = 0; i < s.count; i++) {
+        size_t o = (size_t) (s.p[i] - src), end = o + s.n[i];
+        s.p[i] = gathered + at;
+        size_t b = n ? o / n : k, e = n ? o % n : 0; /* byte b of element e */
+        for (; o < end && b < k; o++) {
+            gathered[at++] = src[e * k + b];
+            if (++e == n) {
+                e = 0;
+                b++;
+            }
+        }
+        for (; o < end; o++)
+            gathered[at++] = src[o];
+    }
+    uint32_t h[4][256];
+    memset(h, 0, sizeof(h));
+    for (int i = 0; i < s.count; i++)
+        histogram(s.p[i], s.n[i], h);
+    out->sampled = s.total;
+    out->dtype = plain->dtype;
+    out->dist = plain->dist;    /* shuffled bytes are no values: the data's own class */
+    out->entropy = entropy_of(h, s.total);
+    out->probe_ratio = s.total > 0 ? probe_ratio(&s) : 1.0;
+    return HCOMP_OK;
+}

@@ -11,7 +11,7 @@
 #define HCOMP_ANALYZE_SLICE_MIN 4096
 #define HCOMP_ANALYZE_SLICE_MAX (HCOMP_ANALYZE_MAX_SAMPLE / 3)
 /* At most this many values are decoded for the distribution class. */
-#define HCOMP_ANALYZE_MAX_VALUES 512
+#define HCOMP_ANALYZE_MAX_VALUES 256
 /* Type inference votes on the first this many bytes of each slice. */
 #define HCOMP_ANALYZE_INFER_BYTES 2048
 
@@ -24,6 +24,12 @@ int hcomp_classify_values(const double *v, size_t n);
 /* The element type that buf[0..n) most plausibly holds, judged on the same sample
  * hcomp_analyze takes (the heuristic in analyzer.c). */
 int hcomp_infer_dtype(const unsigned char *s, size_t n);
+
+/* The features of buf byte-shuffled by element size k (4 or 8), as hcomp_analyze would
+ * find them on the shuffled buffer, computed from the sampled bytes alone (no shuffled
+ * copy); dtype and distribution class are plain's (shuffled bytes are not values). */
+int hcomp_analyze_shuffled(const void *buf, size_t len, unsigned k, const hcomp_features *plain,
+                           hcomp_features *out);
 
 /* Order-0 entropy of n bytes, bits per byte. */
 double hcomp_byte_entropy(const unsigned char *s, size_t n);

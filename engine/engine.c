@@ -1,5 +1,6 @@
 /* Analysis, prediction and placement of a task (docs/ENGINE.md). */
 #include "engine.h"
+#include "analyzer.h"
 #include "file_internal.h"
 #include "filter.h"
 #include "util.h"
@@ -291,17 +292,10 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
     hcomp_analyze(buf, (size_t) len, f->dtype_hint, &plan->feat);
     f->stats.analyses++;
     plan->has_sh = 0;
-    if (want_sh && dtype_filter(plan->feat.dtype) != HCOMP_FILTER_NONE) {
-        /* the shuffled data's features, from a shuffled copy of a bounded prefix */
-        size_t n = len < sizeof(f->scratch_sample) ? (size_t) len : sizeof(f->scratch_sample);
-        n -= n % hcomp_filter_typesize(dtype_filter(plan->feat.dtype));
-        if (n > 0) {
-            unsigned char *tmp = f->scratch_sample;
-            hcomp_filter_apply(dtype_filter(plan->feat.dtype), buf, tmp, n);
-            hcomp_analyze(tmp, n, plan->feat.dtype, &plan->feat_sh);
-            plan->has_sh = 1;
-        }
-    }
+    if (want_sh && dtype_filter(plan->feat.dtype) != HCOMP_FILTER_NONE)
+        plan->has_sh = hcomp_analyze_shuffled(buf, (size_t) len,
+                                              hcomp_filter_typesize(dtype_filter(plan->feat.dtype)),
+                                              &plan->feat, &plan->feat_sh) == HCOMP_OK;
     a = &f->aslot[s];
     a->valid = 1;
     a->feat = plan->feat;
@@ -455,12 +449,12 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
 }
 
 /* The features the engine would have predicted a decoded piece with: those of its logical
- * bytes, or of its filtered bytes when it was stored filtered (as analyze_task computes
+ * bytes, or of its filtered form when it was stored filtered (as analyze_task computes
  * them for a write), reused between pieces that fingerprint alike. A read analyses at
  * most one piece in REANALYZE_EVERY (a read that hops between kinds of data would
  * otherwise analyse every piece, several percent of its decoding time): a piece unlike
  * the last analysed one in between is not observed (NULL). */
-static const hcomp_features *read_features(hcomp_file *f, const void *raw, const void *coded,
+static const hcomp_features *read_features(hcomp_file *f, const void *raw, int filter,
                                            uint64_t len)
 {
     double fp = fingerprint(raw, len);
@@ -473,29 +467,31 @@ static const hcomp_features *read_features(hcomp_file *f, const void *raw, const
     if (!like || f->rfeat_age >= REANALYZE_EVERY) {
         hcomp_analyze(raw, (size_t) len, f->dtype_hint, &f->rfeat);
         f->rfeat_valid = 1;
-        f->rfeat_sh_valid = 0;
+        f->rfeat_sh_filter = HCOMP_FILTER_NONE;
         f->rfeat_dtype_hint = f->dtype_hint;
         f->rfeat_fp = fp;
         f->rfeat_age = 0;
     } else
         f->rfeat_age++;
-    if (coded == NULL)
+    if (filter == HCOMP_FILTER_NONE)
         return &f->rfeat;
-    if (!f->rfeat_sh_valid) {
-        hcomp_analyze(coded, (size_t) len, f->rfeat.dtype, &f->rfeat_sh);
-        f->rfeat_sh_valid = 1;
+    if (f->rfeat_sh_filter != filter) {
+        if (hcomp_analyze_shuffled(raw, (size_t) len, hcomp_filter_typesize(filter), &f->rfeat,
+                                   &f->rfeat_sh) != HCOMP_OK)
+            return NULL;
+        f->rfeat_sh_filter = filter;
     }
     return &f->rfeat_sh;
 }
 
 void hcomp_engine_read_feedback(hcomp_file *f, const hcomp_piece *p, const void *raw,
-                                const void *coded, double seconds)
+                                double seconds)
 {
     if (f->pred == NULL || f->opts.feedback_interval == 0 || p->codec == HCOMP_CODEC_NONE ||
         p->level == HCOMP_MAP_LEVEL_UNKNOWN || p->raw_len < 4096 || !(seconds > 0))
         return;
     double t0 = hcomp_now();
-    const hcomp_features *feat = read_features(f, raw, coded, p->raw_len);
+    const hcomp_features *feat = read_features(f, raw, p->filter, p->raw_len);
     if (feat != NULL)
         hcomp_predictor_observe(f->pred, feat, p->codec, p->level, p->raw_len, p->stored_len,
                                 0.0, seconds);

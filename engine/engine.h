@@ -36,9 +36,8 @@ void hcomp_engine_choose(struct hcomp_file *f, const void *buf, uint64_t len, in
 /* Feed a piece's measured compression cost back to the predictor. */
 void hcomp_engine_feedback(struct hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job);
 /* Feed a decoded piece's measured decompression time (and ratio) back: raw is its
- * logical bytes, coded the codec's output before the filter was undone (NULL without a
- * filter), seconds the time to decode and unfilter it. */
+ * logical bytes, seconds the time to decode and unfilter it. */
 void hcomp_engine_read_feedback(struct hcomp_file *f, const struct hcomp_piece *p,
-                                const void *raw, const void *coded, double seconds);
+                                const void *raw, double seconds);
 
 #endif

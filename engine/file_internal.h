@@ -121,7 +121,6 @@ struct hcomp_file {
     hcomp_bytes batch;         /* records of the task being written */
     hcomp_job *jobs;           /* the compression manager's jobs, reused across tasks */
     size_t njobs_cap;
-    unsigned char scratch_sample[2 * HCOMP_ANALYZE_MAX_SAMPLE];
 
     /* engine */
     hcomp_predictor *pred;     /* shared by the files using the same seed */
@@ -133,7 +132,7 @@ struct hcomp_file {
     int aslot_last;            /* the slot of the last task, -1 */
     /* the same for pieces decoded by reads (decompression feedback) */
     hcomp_features rfeat, rfeat_sh;
-    int rfeat_valid, rfeat_sh_valid, rfeat_dtype_hint;
+    int rfeat_valid, rfeat_sh_filter, rfeat_dtype_hint; /* rfeat_sh: of this filter */
     unsigned rfeat_age;
     double rfeat_fp;
     unsigned options_gen;      /* counts set_options calls (plans made before are stale) */

@@ -139,8 +139,7 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
                           s->path, s->tier);
     if (p->filter != HCOMP_FILTER_NONE)
         hcomp_filter_undo(p->filter, out, dst, p->raw_len);
-    hcomp_engine_read_feedback(f, p, dst, p->filter != HCOMP_FILTER_NONE ? out : NULL,
-                               hcomp_now() - t1);
+    hcomp_engine_read_feedback(f, p, dst, hcomp_now() - t1);
     return HCOMP_OK;
 }
 

@@ -15,6 +15,7 @@
 
 #include "hcomp_model.h"
 #include "../../engine/analyzer.h"
+#include "../../engine/filter.h"
 #include "../../profiler/datagen.h"
 
 #define KIB ((size_t) 1024)
@@ -244,6 +245,47 @@ static void test_small_and_odd_inputs(void **state)
     assert_int_equal(hcomp_analyze(small, 4, -2, &f), HCOMP_E_INVAL);
 }
 
+/* The features of the shuffled form, from the gathered sample alone, are those of the
+ * shuffled buffer itself: small buffers (looked at whole), large ones (three slices),
+ * lengths that leave a tail of fewer bytes than an element; type and class stay plain's. */
+static void test_shuffled_features_without_a_copy(void **state)
+{
+    (void) state;
+    const size_t lens[] = {4096, 4099, 24576, 100003, (1u << 20) + 5};
+    size_t max = (1u << 20) + 5;
+    unsigned char *buf = malloc(max), *sh = malloc(max);
+    assert_non_null(buf);
+    assert_non_null(sh);
+    double *d = (double *) buf;
+    for (size_t i = 0; i < max / 8; i++)
+        d[i] = 1000.0 + sin((double) i * 0.01) + 1e-7 * (double) (i % 97);
+    for (size_t i = max / 8 * 8; i < max; i++)
+        buf[i] = (unsigned char) i;
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        for (unsigned k = 4; k <= 8; k += 4) {
+            size_t n = lens[li];
+            hcomp_features plain, whole, gathered;
+            assert_int_equal(hcomp_analyze(buf, n, HCOMP_DTYPE_DOUBLE, &plain), HCOMP_OK);
+            hcomp_filter_apply(k == 8 ? HCOMP_FILTER_SHUFFLE8 : HCOMP_FILTER_SHUFFLE4, buf, sh, n);
+            assert_int_equal(hcomp_analyze(sh, n, HCOMP_DTYPE_DOUBLE, &whole), HCOMP_OK);
+            assert_int_equal(hcomp_analyze_shuffled(buf, n, k, &plain, &gathered), HCOMP_OK);
+            assert_true(gathered.entropy == whole.entropy);
+            assert_true(gathered.probe_ratio == whole.probe_ratio);
+            assert_true(gathered.sampled == whole.sampled);
+            assert_int_equal(gathered.dtype, plain.dtype);
+            assert_int_equal(gathered.dist, plain.dist);
+            if (k == 8 && n > 4096)     /* the exponent bytes come together: it shrinks */
+                assert_true(gathered.probe_ratio > plain.probe_ratio);
+        }
+    }
+    hcomp_features plain, out;
+    assert_int_equal(hcomp_analyze(buf, 4096, HCOMP_DTYPE_DOUBLE, &plain), HCOMP_OK);
+    assert_int_equal(hcomp_analyze_shuffled(buf, 4096, 2, &plain, &out), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_analyze_shuffled(NULL, 4096, 8, &plain, &out), HCOMP_E_INVAL);
+    free(buf);
+    free(sh);
+}
+
 static void test_names(void **state)
 {
     (void) state;
@@ -268,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_infers_types),
         cmocka_unit_test(test_cost_is_bounded),
         cmocka_unit_test(test_small_and_odd_inputs),
+        cmocka_unit_test(test_shuffled_features_without_a_copy),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
