@@ -6,7 +6,7 @@
  * each clamped to [HCOMP_ANALYZE_SLICE_MIN, HCOMP_ANALYZE_SLICE_MAX] bytes and
  * 8-byte aligned (so elements are never cut); a buffer of at most
  * HCOMP_ANALYZE_MAX_SAMPLE bytes is looked at whole. Whatever the buffer's length, at
- * most 24 KiB are read, 512 values decoded, and lz4 (level 0) runs on the slices. */
+ * most 12 KiB are read, 256 values decoded, and lz4 (level 0) runs on the slices. */
 #include "analyzer.h"
 #include "hcomp_codec.h"
 

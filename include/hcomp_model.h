@@ -45,7 +45,7 @@ typedef struct hcomp_features {
 } hcomp_features;
 
 /* The most bytes hcomp_analyze looks at, whatever the buffer's length. */
-#define HCOMP_ANALYZE_MAX_SAMPLE (3 * 8192)
+#define HCOMP_ANALYZE_MAX_SAMPLE (3 * 4096)
 
 /* Describe buf[0..len). dtype_hint: an enum hcomp_dtype (the caller knows it, e.g.
  * from the MPI datatype), or -1 to infer it. Looks at three slices of 5% of the buffer
