@@ -3,6 +3,7 @@
 #include "analyzer.h"
 #include "file_internal.h"
 #include "filter.h"
+#include "predictor.h"
 #include "util.h"
 
 #include <math.h>
@@ -307,6 +308,7 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
     a->age = 0;
     a->used = ++f->aslot_tick;
     a->plan_valid = 0;
+    a->cand_valid = 0;
     f->aslot_last = s;
     *reused = 0;
     return s;
@@ -379,7 +381,19 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     in->w.wc = f->opts.wc;
     in->w.wd = f->opts.wd;
     in->w.wr = f->opts.wr;
-    candidates(f, plan);
+    /* predictions change only with the features, the options and a refit */
+    unsigned long models = f->pred ? hcomp_predictor_generation(f->pred) : 0;
+    if (reused && a->cand_valid && a->cand_options == f->options_gen && a->cand_models == models) {
+        in->ncand = a->plan_cand_n;
+        memcpy(in->cand, a->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
+    } else {
+        candidates(f, plan);
+        a->cand_valid = 1;
+        a->cand_options = f->options_gen;
+        a->cand_models = models;
+        a->plan_cand_n = in->ncand;
+        memcpy(a->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
+    }
     double t3 = hcomp_now();
     if (hcdp_plan_task(in, &plan->hcdp) != 0) {
         /* nothing fits as planned (the rooms are estimates): store raw from the first
@@ -398,8 +412,6 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         a->plan_sig = sig;
         a->plan_options = f->options_gen;
         a->plan_ntiers = in->ntiers;
-        a->plan_cand_n = in->ncand;
-        memcpy(a->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
         a->plan_hcdp = plan->hcdp;
     }
     double t4 = hcomp_now();

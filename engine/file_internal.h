@@ -51,6 +51,11 @@ typedef struct hcomp_analysis_slot {
     uint64_t plan_size;
     uint32_t plan_sig;
     unsigned plan_options;
+    /* the candidates (predictions) made for these features: valid while the options and
+     * the predictor's models are those they were made with */
+    int cand_valid;
+    unsigned cand_options;
+    unsigned long cand_models;
     hcdp_candidate plan_cand[HCDP_MAX_CANDIDATES];
     hcdp_plan plan_hcdp;
 } hcomp_analysis_slot;

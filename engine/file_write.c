@@ -383,7 +383,6 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
                                 (unsigned) job->len, hcomp_codec_by_id(job->codec)->name);
                 continue;
             }
-            hcomp_engine_feedback(f, &plan, job);
             uint64_t need = HCOMP_PIECE_HEADER_SIZE + (uint64_t) job->stored;
             int fits = !f->tw[t].full &&
                 (f->tw[t].budget >= need ||
@@ -395,6 +394,12 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
                 r = store_spilling(f, t, d[w0 + k].start, job, err);
             rc = r;
         }
+        /* the window's measured costs go to the predictor once its pieces are stored, not
+         * between them: the compression threads are idle then, so the feedback neither
+         * competes with them for the cores nor delays the next piece's I/O */
+        for (size_t k = 0; k < njobs; k++)
+            if (jobs[k].rc == HCOMP_OK)
+                hcomp_engine_feedback(f, &plan, &jobs[k]);
         if (rc != HCOMP_OK) {   /* the pieces of later windows were never queued for I/O */
             for (size_t k = w0 + njobs; k < npieces; k++)
                 hcomp_monitor_queue(f->tw[d[k].tier].mon, -(int64_t) d[k].len);

@@ -12,9 +12,14 @@
  *                                                                   4096-multiple that fits )
  *
  * memoised on (a, t): remainders differ from the task size by 4096-multiples, so
- * sub-problems repeat across candidates. */
+ * sub-problems repeat across candidates. A split is bounded first: Place(a', t, c) plus
+ * the remainder's lowest possible cost must beat the best so far, or its remainder is
+ * never explored. That bound fills the later tiers cheapest first, each at the lowest
+ * per-byte cost of any candidate there (headers, rounding and latency left out) and with
+ * as many bytes as its room takes at the best ratio of any candidate. */
 #include "hcdp.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -23,7 +28,8 @@
 
 typedef struct memo_entry {
     uint64_t a;
-    int t;              /* -1: empty slot */
+    unsigned gen;       /* the plan it belongs to: an entry of an older one is empty */
+    int t;
     double cost;
     int kind;           /* 0 skip, 1 whole, 2 split */
     int cand;
@@ -33,6 +39,11 @@ typedef struct memo_entry {
 typedef struct solver {
     const hcdp_input *in;
     memo_entry memo[MEMO_SIZE];
+    unsigned gen;       /* of this plan (clearing 4096 entries per plan cost more than HCDP) */
+    double lb_rate[HCDP_MAX_TIERS];     /* lowest cost per byte on tier t, any candidate */
+    double lb_cap[HCDP_MAX_TIERS];      /* most logical bytes tier t can take */
+    int lb_order[HCDP_MAX_TIERS];       /* tiers by lb_rate, cheapest first */
+    int bound;
     unsigned states;
     int overflow;
 } solver;
@@ -68,6 +79,23 @@ double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)
     return in->w.wc * W + in->w.wd * R + in->w.wr * S;
 }
 
+/* Place(len, t, c) / len without the headers, the rounding and the latency, which
+ * only add: a lower bound of the cost per byte. */
+static double place_rate(const hcdp_input *in, int t, int c)
+{
+    const hcdp_candidate *k = &in->cand[c];
+    const hcdp_tier *tier = &in->tier[t];
+    double st = 1.0 / (k->ratio > 1.0 ? k->ratio : 1.0);
+    double tc = k->comp_Bps > 0 ? 1.0 / k->comp_Bps : 0.0;
+    double td = k->decomp_Bps > 0 ? 1.0 / k->decomp_Bps : 0.0;
+    double W = tc + st / tier->write_Bps;
+    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers)
+        W += st / tier->read_Bps + td + tc + st / in->tier[tier->drain_to - 1].write_Bps;
+    double R = td + st / tier->read_Bps;
+    double S = st / tier->write_Bps;
+    return in->w.wc * W + in->w.wd * R + in->w.wr * S;
+}
+
 /* Largest multiple of 4096 (< a) whose stored size with c fits room; 0 if none. */
 static uint64_t largest_fit(const hcdp_input *in, uint64_t a, int c, uint64_t room)
 {
@@ -92,12 +120,36 @@ static uint64_t largest_fit(const hcdp_input *in, uint64_t a, int c, uint64_t ro
     return guess;
 }
 
+/* The lowest cost a remainder of a bytes on tiers t.. could have (see above). */
+static double lower_bound(const solver *s, uint64_t a, int t)
+{
+    if (!s->bound)
+        return 0.0;
+    double left = (double) a, cost = 0.0;
+    for (int i = 0; i < s->in->ntiers && left > 0; i++) {
+        int u = s->lb_order[i];
+        if (u < t)
+            continue;
+        double take = left < s->lb_cap[u] ? left : s->lb_cap[u];
+        cost += take * s->lb_rate[u];
+        left -= take;
+    }
+    return left > 0 ? INFINITY : cost * (1 - 1e-9); /* rounding must not overstate it */
+}
+
+/* A candidate's largest part that fits a tier, with its cost there and the bound. */
+typedef struct split_option {
+    double here, lb;
+    uint64_t a1;
+    int c;
+} split_option;
+
 static memo_entry *slot(solver *s, uint64_t a, int t)
 {
     uint64_t h = (a / HCDP_ALIGN) * 0x9E3779B97F4A7C15ull + (uint64_t) t * 0xC2B2AE3D27D4EB4Full;
     for (unsigned probe = 0; probe < MEMO_SIZE; probe++) {
         memo_entry *e = &s->memo[(h + probe) & (MEMO_SIZE - 1)];
-        if (e->t == -1 || (e->t == t && e->a == a))
+        if (e->gen != s->gen || (e->t == t && e->a == a))
             return e;
     }
     return NULL;
@@ -109,21 +161,24 @@ static double best(solver *s, uint64_t a, int t)
     if (t >= in->ntiers)
         return INFINITY;
     memo_entry *e = slot(s, a, t);
-    if (e && e->t == t && e->a == a)
+    if (e && e->gen == s->gen)
         return e->cost;
     s->states++;
+    /* the best of: skipping the tier, each candidate whole if it fits, each candidate's
+     * largest part that fits plus the best for the rest; the lowest cost wins, a tie
+     * goes to the lowest candidate and beats skipping (the faster tier is used) */
     double bc = best(s, a, t + 1);
-    int kind = 0, cand = -1;
+    int kind = 0, cand = INT_MAX;
     uint64_t split = 0;
     uint64_t room = in->tier[t].room;
+    split_option sp[HCDP_MAX_CANDIDATES];
+    int nsp = 0;
     for (int c = 0; c < in->ncand; c++) {
         if (c > 0 && !(in->cand[c].ratio > 1.0))
             continue;           /* a codec is used only where it shrinks the data */
-        double cost;
         if (stored(in, a, c) <= room) {
-            cost = hcdp_place_cost(in, a, t, c);
-            /* on a tie, the faster (earlier) tier rather than skipping it */
-            if (cost < bc || (kind == 0 && cost <= bc)) {
+            double cost = hcdp_place_cost(in, a, t, c);
+            if (cost < bc || (cost == bc && c < cand)) {
                 bc = cost;
                 kind = 1;
                 cand = c;
@@ -132,15 +187,34 @@ static double best(solver *s, uint64_t a, int t)
             uint64_t a1 = largest_fit(in, a, c, room);
             if (a1 == 0 || a1 < in->tier[t].min_part)
                 continue;
-            cost = hcdp_place_cost(in, a1, t, c) + best(s, a - a1, t + 1);
-            if (cost < bc || (kind == 0 && cost <= bc)) {
-                bc = cost;
-                kind = 2;
-                cand = c;
-                split = a1;
+            double here = hcdp_place_cost(in, a1, t, c);
+            sp[nsp].here = here;
+            sp[nsp].lb = here + lower_bound(s, a - a1, t + 1);
+            sp[nsp].a1 = a1;
+            sp[nsp].c = c;
+            for (int i = nsp++; i > 0 && sp[i - 1].lb > sp[i].lb; i--) { /* by bound */
+                split_option x = sp[i];
+                sp[i] = sp[i - 1];
+                sp[i - 1] = x;
             }
         }
     }
+    /* splits, most promising first: once a bound cannot win, no later one can */
+    for (int i = 0; i < nsp; i++) {
+        if (s->bound && sp[i].lb > bc)
+            break;
+        if (s->bound && sp[i].lb >= bc && sp[i].c > cand)
+            continue;
+        double cost = sp[i].here + best(s, a - sp[i].a1, t + 1);
+        if (cost < bc || (cost == bc && sp[i].c < cand)) {
+            bc = cost;
+            kind = 2;
+            cand = sp[i].c;
+            split = sp[i].a1;
+        }
+    }
+    if (kind == 0)
+        cand = -1;
     if (e == NULL) {
         s->overflow = 1;        /* memo full: still correct, only slower */
         return bc;
@@ -151,6 +225,7 @@ static double best(solver *s, uint64_t a, int t)
         return bc;
     }
     e->a = a;
+    e->gen = s->gen;
     e->t = t;
     e->cost = bc;
     e->kind = kind;
@@ -174,8 +249,31 @@ int hcdp_plan_task(const hcdp_input *in0, hcdp_plan *out)
     s.in = &in;
     s.states = 0;
     s.overflow = 0;
-    for (unsigned i = 0; i < MEMO_SIZE; i++)
-        s.memo[i].t = -1;
+    /* the bound needs costs that only grow with the bytes: weights >= 0 */
+    s.bound = !in.no_bound && in.w.wc >= 0 && in.w.wd >= 0 && in.w.wr >= 0;
+    for (int t = 0; t < in.ntiers; t++) {
+        double rate = INFINITY, ratio = 1.0;
+        for (int c = 0; c < in.ncand; c++)
+            if (c == 0 || in.cand[c].ratio > 1.0) {
+                double r = place_rate(&in, t, c);
+                rate = r < rate ? r : rate;
+                ratio = in.cand[c].ratio > ratio ? in.cand[c].ratio : ratio;
+            }
+        s.lb_rate[t] = rate;
+        s.lb_cap[t] = (double) in.tier[t].room * ratio;
+        int i = t;              /* insertion sort by rate */
+        while (i > 0 && s.lb_rate[s.lb_order[i - 1]] > rate) {
+            s.lb_order[i] = s.lb_order[i - 1];
+            i--;
+        }
+        s.lb_order[i] = t;
+        if (!isfinite(rate) || !(rate >= 0))
+            s.bound = 0;
+    }
+    if (++s.gen == 0) {     /* wrapped: entries of 2^32 plans ago would look current */
+        memset(s.memo, 0, sizeof(s.memo));
+        s.gen = 1;
+    }
     memset(out, 0, sizeof(*out));
     double total = in.size ? best(&s, in.size, 0) : 0.0;
     out->states = s.states;
@@ -186,10 +284,10 @@ int hcdp_plan_task(const hcdp_input *in0, hcdp_plan *out)
     int t = 0;
     while (a > 0 && t < in.ntiers && out->nparts < HCDP_MAX_PARTS) {
         memo_entry *e = slot(&s, a, t);
-        if (e == NULL || e->t != t || e->a != a) {
+        if (e == NULL || e->gen != s.gen) {
             best(&s, a, t);     /* evicted by overflow: recompute this state */
             e = slot(&s, a, t);
-            if (e == NULL || e->t != t)
+            if (e == NULL || e->gen != s.gen)
                 return -1;
         }
         if (e->kind == 0) {

@@ -48,6 +48,7 @@ typedef struct hcdp_input {
     int ncand;
     hcdp_candidate cand[HCDP_MAX_CANDIDATES];
     hcdp_weights w;
+    int no_bound;             /* tests: explore every split (the same plan, more states) */
 } hcdp_input;
 
 typedef struct hcdp_part {

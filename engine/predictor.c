@@ -613,6 +613,7 @@ int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigne
             local_add(m, &m->ring[(m->ring_next + HCOMP_OBS_RING - i) % HCOMP_OBS_RING]);
         m->since_fit = 0;
         hcomp_model_fit(m, 1);
+        p->generation++;
     }
     pthread_mutex_unlock(&p->mu);
     return HCOMP_OK;
@@ -645,6 +646,14 @@ int hcomp_predictor_save(hcomp_predictor *p, const char *path, hcomp_error *err)
         pthread_mutex_unlock(&p->mu);
     }
     return rc;
+}
+
+unsigned long hcomp_predictor_generation(hcomp_predictor *p)
+{
+    pthread_mutex_lock(&p->mu);
+    unsigned long g = p->generation;
+    pthread_mutex_unlock(&p->mu);
+    return g;
 }
 
 unsigned long hcomp_predictor_dirty(const hcomp_predictor *p)

@@ -95,6 +95,7 @@ struct hcomp_predictor {
     int16_t index[HCOMP_CODEC_COUNT][HCOMP_LEVEL_SLOTS]; /* model index or -1 */
     unsigned interval;
     unsigned long dirty;
+    unsigned long generation;   /* counts refits during the run: predictions made before differ */
     char source[1024];
     /* provenance */
     char created[40];
@@ -113,6 +114,9 @@ struct hcomp_predictor {
 /* The feature vector of f; -1 if dtype or dist is out of range. */
 int hcomp_feature_vector(int dtype, int dist, double entropy, double probe_ratio,
                          double x[HCOMP_NFEAT]);
+
+/* The count of refits so far: predictions made at the same count are still current. */
+unsigned long hcomp_predictor_generation(hcomp_predictor *p);
 
 /* An empty predictor (no models), for the profiler and the seed reader. */
 hcomp_predictor *hcomp_predictor_new(void);

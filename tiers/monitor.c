@@ -109,12 +109,14 @@ void hcomp_monitor_status(int h, hcomp_tier_status *out)
     }
     pthread_mutex_lock(&mon_lock);
     *out = mon[h].st;
-    char dir[PATH_MAX];
-    memcpy(dir, mon[h].dir, sizeof(dir));
-    pthread_mutex_unlock(&mon_lock);
     /* a loaded machine may delay the thread; only a status never taken or a second old
      * is refreshed here, on the write path (a failing write takes a tier out anyway) */
-    if (out->updated == 0 || hcomp_now() - out->updated > 1.0) {
+    int stale = out->updated == 0 || hcomp_now() - out->updated > 1.0;
+    char dir[PATH_MAX];
+    if (stale)
+        memcpy(dir, mon[h].dir, sizeof(dir));
+    pthread_mutex_unlock(&mon_lock);
+    if (stale) {
         uint64_t queued = out->queued;
         probe(dir, out);        /* stale (the thread has not run yet): look now */
         out->queued = queued;

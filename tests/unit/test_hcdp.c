@@ -230,6 +230,50 @@ static void test_optimal_against_exhaustive(void **state)
     }
 }
 
+/* The lower bound on splits changes nothing but the work: on nearly full hierarchies
+ * with many candidates (as the engine gives HCDP: about 25), the bounded search returns
+ * the plan of the search that explores every split, in fewer states. */
+static void test_bound_keeps_the_plan(void **state)
+{
+    (void) state;
+    unsigned long seed = 12345;
+    unsigned states_bounded = 0, states_all = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        hcdp_input in;
+        double w[3];
+        for (int i = 0; i < 3; i++) {
+            seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+            w[i] = (double) (seed >> 40 & 0xffff) / 65535.0;
+        }
+        base_input(&in, (uint64_t) (1 + trial % 8) << 20, w[0], w[1], w[2] + 1e-3);
+        in.ncand = 25;
+        for (int c = 1; c < in.ncand; c++) {
+            seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+            double u = (double) (seed >> 33 & 0xfffff) / 1048575.0;
+            in.cand[c] = (hcdp_candidate){HCOMP_CODEC_ZSTD, c, c % 2, 1.0 + 3.0 * u,
+                                          (20 + 1000 * u * u) * 1e6, (100 + 3000 * u) * 1e6};
+        }
+        uint64_t r = (uint64_t) (trial % 5 + 1) << 18; /* 256 KiB .. 1.25 MiB: nearly full */
+        add_tier(&in, r, 10e9, 1e-7);
+        add_tier(&in, 2 * r, 2e9, 2e-5);
+        add_tier(&in, 3 * r, 500e6, 6e-5);
+        add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+        hcdp_plan a, b;
+        assert_int_equal(hcdp_plan_task(&in, &a), 0);
+        in.no_bound = 1;
+        assert_int_equal(hcdp_plan_task(&in, &b), 0);
+        assert_true(fabs(a.cost - b.cost) <= 1e-12 * b.cost);
+        assert_int_equal(a.nparts, b.nparts);
+        for (int i = 0; i < a.nparts; i++)
+            assert_memory_equal(&a.part[i], &b.part[i], sizeof(a.part[i]));
+        assert_true(a.states <= b.states);
+        states_bounded += a.states;
+        states_all += b.states;
+    }
+    print_message("states: %u bounded, %u exploring every split\n", states_bounded, states_all);
+    assert_true(states_bounded * 4 < states_all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_no_room),
         cmocka_unit_test(test_compression_fits_fast_tier),
         cmocka_unit_test(test_optimal_against_exhaustive),
+        cmocka_unit_test(test_bound_keeps_the_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
