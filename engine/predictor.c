@@ -344,7 +344,7 @@ static void normal_scale(hcomp_normal *ne, double k)
 }
 
 /* The seed rows' normal equations, as fit_target_svd weighs them. */
-static void rows_normal(hcomp_model *m)
+void hcomp_model_prepare_refits(hcomp_model *m)
 {
     memset(m->rows_ne, 0, sizeof(m->rows_ne));
     for (size_t i = 0; i < m->nrows; i++) {
@@ -410,7 +410,7 @@ int hcomp_model_fit(hcomp_model *m, int with_ring)
 {
     int fitted = 0;
     if (with_ring && !m->rows_ne_valid)
-        rows_normal(m);
+        hcomp_model_prepare_refits(m);
     for (int t = 0; t < HCOMP_NTARGET; t++)
         fitted += with_ring ? fit_target_normal(m, t) : fit_target_svd(m, t);
     return fitted;

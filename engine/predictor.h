@@ -136,6 +136,9 @@ int hcomp_model_fit(hcomp_model *m, int with_ring);
 /* The local correction of each target for features x (0 where no cluster is near). */
 void hcomp_model_local_correction(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
                                   double out[HCOMP_NTARGET]);
+/* Sum the seed rows' normal equations, which the refits of a run start from (a pass over
+ * the rows, so the seed reader does it rather than the first refit of a write). */
+void hcomp_model_prepare_refits(hcomp_model *m);
 /* Fit every model; HCOMP_E_INVAL naming the first model without enough rows. */
 int hcomp_predictor_fit_all(hcomp_predictor *p, hcomp_error *err);
 /* Record provenance: created = now (UTC), the command line, this machine. */

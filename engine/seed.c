@@ -176,6 +176,7 @@ static int parse_model(hcomp_predictor *p, json_t *jm, size_t i, const char *src
         if (hcomp_model_add_row(m, &r) != HCOMP_OK)
             return hcomp_fail(err, HCOMP_E_NOMEM, "seed %s: out of memory", src);
     }
+    hcomp_model_prepare_refits(m);  /* at load, not on the first write that refits */
     return HCOMP_OK;
 }
 
