@@ -4,6 +4,7 @@
 #define HCOMP_ANALYZER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "hcomp_model.h"
 
 /* Slices: three of 5% of the buffer, each between these bounds (a multiple of 8
@@ -33,5 +34,7 @@ int hcomp_analyze_shuffled(const void *buf, size_t len, unsigned k, const hcomp_
 
 /* Order-0 entropy of n bytes, bits per byte. */
 double hcomp_byte_entropy(const unsigned char *s, size_t n);
+/* The same from the bytes' counts (count[256], summing to n). */
+double hcomp_entropy_of_counts(const uint32_t *count, size_t n);
 
 #endif

@@ -59,9 +59,12 @@ int hcomp_engine_open(hcomp_file *f, hcomp_error *err)
     return rc;
 }
 
+static void shared_aged_all(const hcomp_file *f);
+
 int hcomp_engine_close(hcomp_file *f, hcomp_error *err)
 {
     int rc = HCOMP_OK;
+    shared_aged_all(f);
     if (f->pred == NULL)
         return rc;
     const char *seed = hcomp_options_seed_path(&f->opts);
@@ -160,19 +163,23 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan)
      * is not worth trying codecs on (the models can overrate it) */
     int plain_ok = !incompressible(&plan->feat);
     int sh_ok = plan->has_sh && !incompressible(&plan->feat_sh);
+    /* the models a chunk at a time, each chunk's predictions under one lock */
+    enum { CHUNK = 32 };
+    hcomp_model_prediction pp[CHUNK], ps[CHUNK];
     size_t n = hcomp_predictor_model_count(f->pred);
-    for (size_t i = 0; i < n; i++) {
-        hcomp_model_info mi;
-        hcomp_prediction p;
-        if (hcomp_predictor_model_at(f->pred, i, &mi) != HCOMP_OK || mi.codec == HCOMP_CODEC_NONE ||
-            !allowed(o, mi.codec, mi.level))
-            continue;
-        if (plain_ok &&
-            hcomp_predictor_predict(f->pred, &plan->feat, mi.codec, mi.level, &p) == HCOMP_OK)
-            add_candidate(in, mi.codec, mi.level, HCOMP_FILTER_NONE, &p);
-        if (sh_ok &&
-            hcomp_predictor_predict(f->pred, &plan->feat_sh, mi.codec, mi.level, &p) == HCOMP_OK)
-            add_candidate(in, mi.codec, mi.level, filter, &p);
+    for (size_t first = 0; first < n; first += CHUNK) {
+        size_t k = n - first < CHUNK ? n - first : CHUNK;
+        int pok = plain_ok && hcomp_predictor_predict_range(f->pred, &plan->feat, first, k, pp) == HCOMP_OK;
+        int sok = sh_ok && hcomp_predictor_predict_range(f->pred, &plan->feat_sh, first, k, ps) == HCOMP_OK;
+        for (size_t i = 0; i < k; i++) {
+            const hcomp_model_prediction *m = pok ? &pp[i] : &ps[i];
+            if ((!pok && !sok) || m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
+                continue;
+            if (pok)
+                add_candidate(in, pp[i].codec, pp[i].level, HCOMP_FILTER_NONE, &pp[i].pred);
+            if (sok)
+                add_candidate(in, ps[i].codec, ps[i].level, filter, &ps[i].pred);
+        }
     }
 }
 
@@ -208,42 +215,160 @@ static void tier_speed(hcomp_file *f, int t, hcdp_tier *out)
         out->latency = 0;
 }
 
-/* c log2 c for the counts of a 512-byte sample: the fingerprint's entropy without a
- * log2 per distinct byte (which cost more than the rest of it) */
-static double clog2c[513];
-static pthread_once_t clog2c_once = PTHREAD_ONCE_INIT;
-static void clog2c_init(void)
-{
-    for (int c = 1; c <= 512; c++)
-        clog2c[c] = c * log2((double) c);
-}
-
 /* A cheap fingerprint of a buffer: the order-0 entropy (bits per byte) of 512 bytes
  * from its middle. Tasks that fingerprint alike reuse an analysis. */
 static double fingerprint(const void *buf, uint64_t len)
 {
-    pthread_once(&clog2c_once, clog2c_init);
     const unsigned char *p = buf;
     size_t n = len < 512 ? (size_t) len : 512;
     if (n == 0)
         return 0.0;
     const unsigned char *q = p + (len - n) / 2;
-    unsigned count[256] = {0};
+    /* the task's bytes are seldom in cache: ask for all the lines at once, so that their
+     * misses overlap instead of following one another */
+    for (size_t i = 0; i < n; i += 64)
+        __builtin_prefetch(q + i);
+    uint32_t count[256] = {0};
     for (size_t i = 0; i < n; i++)
         count[q[i]]++;
-    double sum = 0;
-    for (int b = 0; b < 256; b++)
-        sum += clog2c[count[b]];
-    return log2((double) n) - sum / (double) n;
+    return hcomp_entropy_of_counts(count, n);
 }
 
-#define REANALYZE_EVERY 32      /* uses of an analysis before it is made again */
+#define REANALYZE_EVERY 64      /* uses of an analysis before it is made again */
 #define FINGERPRINT_SLACK 0.25  /* bits per byte */
 
+/* ---- analyses shared by the files of a process ------------------------------------ */
+
+/* A series of files (the checkpoints of a run) holds the same kinds of data: a file whose
+ * own slots know no analysis for a task takes one that another file of the process made
+ * for data of the same element type that fingerprints alike, with the uses it has had,
+ * so that each kind is analysed once per REANALYZE_EVERY tasks of the process rather
+ * than once more in every file. Features depend on the data alone; plans and predictions
+ * (options, tiers, models) stay with each file. */
+#define SHARED_ANALYSES 16
+typedef struct shared_analysis {
+    int valid, has_sh, dtype_hint, want_sh;
+    unsigned age;
+    double fp;
+    uint64_t used, gen;
+    hcomp_features feat, feat_sh;
+} shared_analysis;
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static shared_analysis shared[SHARED_ANALYSES];
+static uint64_t shared_tick, shared_gens;
+
+/* The entry for (dtype_hint, want_sh, fp) within the slack, the closest; -1. Under
+ * shared_lock. */
+static int shared_near(int dtype_hint, int want_sh, double fp)
+{
+    int near = -1;
+    double best = FINGERPRINT_SLACK;
+    for (int i = 0; i < SHARED_ANALYSES; i++) {
+        const shared_analysis *e = &shared[i];
+        if (!e->valid || e->dtype_hint != dtype_hint || e->want_sh != want_sh)
+            continue;
+        double d = fabs(fp - e->fp);
+        if (d <= best) {
+            best = d;
+            near = i;
+        }
+    }
+    return near;
+}
+
+/* Slot a takes a still young shared analysis of its kind, if there is one: 1 if it did. */
+static int shared_take(hcomp_analysis_slot *a, int dtype_hint, int want_sh, double fp)
+{
+    pthread_mutex_lock(&shared_lock);
+    int i = shared_near(dtype_hint, want_sh, fp);
+    int ok = i >= 0 && shared[i].age < REANALYZE_EVERY;
+    if (ok) {
+        shared_analysis *e = &shared[i];
+        e->age++;
+        e->used = ++shared_tick;
+        a->feat = e->feat;
+        a->feat_sh = e->feat_sh;
+        a->has_sh = e->has_sh;
+        a->fp = e->fp;
+        a->age = e->age;
+        a->shared_ix = i;
+        a->shared_gen = e->gen;
+    }
+    pthread_mutex_unlock(&shared_lock);
+    return ok;
+}
+
+/* A new full analysis in slot a replaces the shared one of its kind, else the least
+ * recently used entry. */
+static void shared_put(hcomp_analysis_slot *a)
+{
+    pthread_mutex_lock(&shared_lock);
+    int i = shared_near(a->dtype_hint, a->want_sh, a->fp);
+    for (int k = 0; k < SHARED_ANALYSES && i < 0; k++)
+        if (!shared[k].valid)
+            i = k;
+    if (i < 0) {
+        i = 0;
+        for (int k = 1; k < SHARED_ANALYSES; k++)
+            if (shared[k].used < shared[i].used)
+                i = k;
+    }
+    shared_analysis *e = &shared[i];
+    e->valid = 1;
+    e->has_sh = a->has_sh;
+    e->dtype_hint = a->dtype_hint;
+    e->want_sh = a->want_sh;
+    e->age = 0;
+    e->fp = a->fp;
+    e->used = ++shared_tick;
+    e->gen = ++shared_gens;
+    e->feat = a->feat;
+    e->feat_sh = a->feat_sh;
+    a->shared_ix = i;
+    a->shared_gen = e->gen;
+    pthread_mutex_unlock(&shared_lock);
+}
+
+/* A reuse of slot a counts as a use of the shared analysis it holds (unless that was
+ * replaced since), so that every file's uses age it. */
+static void shared_aged_locked(const hcomp_analysis_slot *a)
+{
+    shared_analysis *e = &shared[a->shared_ix];
+    if (e->gen == a->shared_gen) {
+        if (e->age < a->age)
+            e->age = a->age;
+        e->used = ++shared_tick;
+    }
+}
+
+static void shared_aged(const hcomp_analysis_slot *a)
+{
+    /* every 8th use (the age is a refresh schedule, not a count to the unit; the file's
+     * close passes on the rest) spares the lock on the others */
+    if (a->shared_ix < 0 || a->age % 8 != 0)
+        return;
+    pthread_mutex_lock(&shared_lock);
+    shared_aged_locked(a);
+    pthread_mutex_unlock(&shared_lock);
+}
+
+/* At close: the uses of the file's shared analyses since their last count. */
+static void shared_aged_all(const hcomp_file *f)
+{
+    pthread_mutex_lock(&shared_lock);
+    for (int i = 0; i < HCOMP_ANALYSIS_SLOTS; i++)
+        if (f->aslot[i].valid && f->aslot[i].shared_ix >= 0)
+            shared_aged_locked(&f->aslot[i]);
+    pthread_mutex_unlock(&shared_lock);
+}
+
 /* The task's features, and those of its byte-shuffled data when shuffle may apply, from
- * the analysis slot whose fingerprint is closest within the slack (a full analysis, 10-30
- * us, is made when none is, or the one found has been used REANALYZE_EVERY times).
- * Returns the slot; *reused says whether it was reused. A task smaller than the analysis
+ * the analysis slot whose fingerprint is closest within the slack; when none is, or the
+ * one found has been used REANALYZE_EVERY times, from a young enough shared analysis of
+ * another file, else from a full analysis (10-35 us) that is then shared. The periodic
+ * analysis catches data that change while their fingerprint does not; between two, the
+ * feedback keeps the predictions near what the data actually do. Returns the slot; *reused says whether it was reused. A task smaller than the analysis
  * sample is not fingerprinted: its few bytes give a noisy fingerprint that costs as much
  * as the time it would save, and a wrong guess costs little on so few bytes (a piece
  * that does not shrink is stored raw): it reuses the last task's slot. */
@@ -275,6 +400,7 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
         a->age++;
         a->used = ++f->aslot_tick;
         f->aslot_last = near;
+        shared_aged(a);
         *reused = 1;
         return near;
     }
@@ -288,29 +414,36 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
             if (f->aslot[i].used < f->aslot[s].used)
                 s = i;
     }
-    memset(&plan->feat, 0, sizeof(plan->feat));
-    memset(&plan->feat_sh, 0, sizeof(plan->feat_sh));
-    hcomp_analyze(buf, (size_t) len, f->dtype_hint, &plan->feat);
-    f->stats.analyses++;
-    plan->has_sh = 0;
-    if (want_sh && dtype_filter(plan->feat.dtype) != HCOMP_FILTER_NONE)
-        plan->has_sh = hcomp_analyze_shuffled(buf, (size_t) len,
-                                              hcomp_filter_typesize(dtype_filter(plan->feat.dtype)),
-                                              &plan->feat, &plan->feat_sh) == HCOMP_OK;
     a = &f->aslot[s];
     a->valid = 1;
-    a->feat = plan->feat;
-    a->feat_sh = plan->feat_sh;
-    a->has_sh = plan->has_sh;
     a->dtype_hint = f->dtype_hint;
     a->want_sh = want_sh;
-    a->fp = fp;
-    a->age = 0;
     a->used = ++f->aslot_tick;
     a->plan_valid = 0;
     a->cand_valid = 0;
     f->aslot_last = s;
     *reused = 0;
+    if (!small && shared_take(a, f->dtype_hint, want_sh, fp)) {
+        f->stats.analyses_shared++;
+    } else {
+        memset(&a->feat, 0, sizeof(a->feat));
+        memset(&a->feat_sh, 0, sizeof(a->feat_sh));
+        hcomp_analyze(buf, (size_t) len, f->dtype_hint, &a->feat);
+        f->stats.analyses++;
+        a->has_sh = 0;
+        if (want_sh && dtype_filter(a->feat.dtype) != HCOMP_FILTER_NONE)
+            a->has_sh = hcomp_analyze_shuffled(buf, (size_t) len,
+                                               hcomp_filter_typesize(dtype_filter(a->feat.dtype)),
+                                               &a->feat, &a->feat_sh) == HCOMP_OK;
+        a->fp = fp;
+        a->age = 0;
+        a->shared_ix = -1;
+        if (!small)   /* a small task's few bytes are no fair sample of its kind */
+            shared_put(a);
+    }
+    plan->feat = a->feat;
+    plan->feat_sh = a->feat_sh;
+    plan->has_sh = a->has_sh;
     return s;
 }
 

@@ -58,6 +58,9 @@ typedef struct hcomp_analysis_slot {
     unsigned long cand_models;
     hcdp_candidate plan_cand[HCDP_MAX_CANDIDATES];
     hcdp_plan plan_hcdp;
+    /* the process-wide analysis it shares (engine.c): index and generation, -1 / 0 */
+    int shared_ix;
+    uint64_t shared_gen;
 } hcomp_analysis_slot;
 
 typedef struct hcomp_piece {

@@ -131,7 +131,7 @@ hcomp_model *hcomp_predictor_model(hcomp_predictor *p, unsigned codec, int level
     return m;
 }
 
-static void round_row(hcomp_row *r)
+void hcomp_row_round(hcomp_row *r)
 {
     r->entropy = hcomp_round6(r->entropy);
     r->probe_ratio = hcomp_round6(r->probe_ratio);
@@ -140,6 +140,30 @@ static void round_row(hcomp_row *r)
 }
 
 /* ---- local corrections ------------------------------------------------------------ */
+
+/* Cluster c's mean residual per target under m's current coefficients (a refit that
+ * learnt part of it leaves less to correct); kept in the cluster, since predictions read
+ * it far more often than refits change it. */
+static void local_residuals(const hcomp_model *m, hcomp_local *c)
+{
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        c->resid[t] = 0.0;
+        if (!(c->w[t] > 0))
+            continue;
+        double fit = 0.0;
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            fit += m->coef[t][j] * c->sx[t][j];
+        double r = (c->sy[t] - fit) / c->w[t];
+        c->resid[t] = isfinite(r) ? r : 0.0;
+    }
+}
+
+static void local_residuals_all(hcomp_model *m)
+{
+    for (int i = 0; i < HCOMP_LOCAL_CLUSTERS; i++)
+        if (m->local[i].valid)
+            local_residuals(m, &m->local[i]);
+}
 
 /* The cluster of m whose anchor is nearest to (dtype, x) within the radius, or -1. */
 static int local_find(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT])
@@ -194,29 +218,32 @@ static void local_add(hcomp_model *m, const hcomp_row *r)
         for (int j = 0; j < HCOMP_NFEAT; j++)
             c->sx[t][j] = c->sx[t][j] * HCOMP_LOCAL_DECAY + x[j];
     }
+    local_residuals(m, c);
 }
 
+/* Kernel regression on the clusters' residuals (Nadaraya-Watson): each cluster of the same
+ * element type weighs w * K(d), d its distance in units of the cluster radius and
+ * K(d) = 1 / (1 + d^2 / HCOMP_LOCAL_BANDWIDTH2)^2, so the nearest data dominate, a lone
+ * far cluster still says something, and none at all leaves the line alone. */
 void hcomp_model_local_correction(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
                                   double out[HCOMP_NTARGET])
 {
-    for (int t = 0; t < HCOMP_NTARGET; t++)
-        out[t] = 0.0;
-    int i = local_find(m, dtype, x);
-    if (i < 0)
-        return;
-    const hcomp_local *c = &m->local[i];
-    for (int t = 0; t < HCOMP_NTARGET; t++) {
-        if (!(c->w[t] > 0))
+    double num[HCOMP_NTARGET] = {0}, den[HCOMP_NTARGET] = {0};
+    for (int i = 0; i < HCOMP_LOCAL_CLUSTERS; i++) {
+        const hcomp_local *c = &m->local[i];
+        if (!c->valid || c->dtype != dtype)
             continue;
-        /* the cluster's mean residual under the current coefficients (a refit that
-         * learnt part of it leaves less to correct) */
-        double fit = 0.0;
-        for (int j = 0; j < HCOMP_NFEAT; j++)
-            fit += m->coef[t][j] * c->sx[t][j];
-        double resid = (c->sy[t] - fit) / c->w[t];
-        if (isfinite(resid))
-            out[t] = resid * c->w[t] / (c->w[t] + HCOMP_LOCAL_SHRINK);
+        double de = (x[1] - c->entropy) / HCOMP_LOCAL_ENTROPY;
+        double dp = (x[2] - c->lprobe) / HCOMP_LOCAL_LPROBE;
+        double q = 1.0 + (de * de + dp * dp) / HCOMP_LOCAL_BANDWIDTH2;
+        double k = 1.0 / (q * q);
+        for (int t = 0; t < HCOMP_NTARGET; t++) {
+            num[t] += k * c->w[t] * c->resid[t];
+            den[t] += k * c->w[t];
+        }
     }
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        out[t] = den[t] > 0 ? num[t] / (den[t] + HCOMP_LOCAL_SHRINK) : 0.0;
 }
 
 int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
@@ -230,7 +257,7 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
         m->rows_cap = cap;
     }
     m->rows[m->nrows] = *row;
-    round_row(&m->rows[m->nrows]);
+    hcomp_row_round(&m->rows[m->nrows]);
     if (row->observed)
         local_add(m, &m->rows[m->nrows]);
     m->nrows++;
@@ -413,6 +440,7 @@ int hcomp_model_fit(hcomp_model *m, int with_ring)
         hcomp_model_prepare_refits(m);
     for (int t = 0; t < HCOMP_NTARGET; t++)
         fitted += with_ring ? fit_target_normal(m, t) : fit_target_svd(m, t);
+    local_residuals_all(m);
     return fitted;
 }
 
@@ -527,6 +555,24 @@ int hcomp_predictor_load(const char *seed_path, hcomp_predictor **out, hcomp_err
     return rc;
 }
 
+/* Model m's prediction for feature vector x (of element type dtype). Under p->mu. */
+static void predict_model(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
+                          hcomp_prediction *out)
+{
+    double y[HCOMP_NTARGET], local[HCOMP_NTARGET];
+    hcomp_model_local_correction(m, dtype, x, local);
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        double s = local[t];
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            s += m->coef[t][j] * x[j];
+        /* NaN (huge coefficients: inf - inf) counts as the worst prediction */
+        y[t] = !(s >= LOG_MIN) ? LOG_MIN : (s > LOG_MAX ? LOG_MAX : s);
+    }
+    out->ratio = exp(y[HCOMP_TARGET_RATIO]);
+    out->comp_Bps = exp(y[HCOMP_TARGET_COMP]);
+    out->decomp_Bps = exp(y[HCOMP_TARGET_DECOMP]);
+}
+
 int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *f, unsigned codec,
                             int level, hcomp_prediction *out)
 {
@@ -538,27 +584,30 @@ int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *f, unsigne
     double x[HCOMP_NFEAT];
     if (hcomp_feature_vector(f->dtype, f->dist, f->entropy, f->probe_ratio, x) != 0)
         return HCOMP_E_INVAL;
-    double y[HCOMP_NTARGET];
     pthread_mutex_lock(&p->mu);
     int idx = p->index[codec][slot];
-    if (idx < 0) {
-        pthread_mutex_unlock(&p->mu);
+    if (idx >= 0)
+        predict_model(&p->models[idx], f->dtype, x, out);
+    pthread_mutex_unlock(&p->mu);
+    return idx >= 0 ? HCOMP_OK : HCOMP_E_INVAL;
+}
+
+int hcomp_predictor_predict_range(hcomp_predictor *p, const hcomp_features *f, size_t first,
+                                  size_t count, hcomp_model_prediction *out)
+{
+    double x[HCOMP_NFEAT];
+    if (p == NULL || f == NULL || out == NULL || first > p->nmodels ||
+        count > p->nmodels - first ||
+        hcomp_feature_vector(f->dtype, f->dist, f->entropy, f->probe_ratio, x) != 0)
         return HCOMP_E_INVAL;
-    }
-    const hcomp_model *m = &p->models[idx];
-    double local[HCOMP_NTARGET];
-    hcomp_model_local_correction(m, f->dtype, x, local);
-    for (int t = 0; t < HCOMP_NTARGET; t++) {
-        double s = local[t];
-        for (int j = 0; j < HCOMP_NFEAT; j++)
-            s += m->coef[t][j] * x[j];
-        /* NaN (huge coefficients: inf - inf) counts as the worst prediction */
-        y[t] = !(s >= LOG_MIN) ? LOG_MIN : (s > LOG_MAX ? LOG_MAX : s);
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < count; i++) {
+        const hcomp_model *m = &p->models[first + i];
+        out[i].codec = m->codec;
+        out[i].level = m->level;
+        predict_model(m, f->dtype, x, &out[i].pred);
     }
     pthread_mutex_unlock(&p->mu);
-    out->ratio = exp(y[HCOMP_TARGET_RATIO]);
-    out->comp_Bps = exp(y[HCOMP_TARGET_COMP]);
-    out->decomp_Bps = exp(y[HCOMP_TARGET_DECOMP]);
     return HCOMP_OK;
 }
 
@@ -584,7 +633,8 @@ int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigne
     r.y[HCOMP_TARGET_COMP] = comp_seconds > 0 ? (double) raw_len / comp_seconds : 0.0;
     r.y[HCOMP_TARGET_DECOMP] = decomp_seconds > 0 ? (double) raw_len / decomp_seconds : 0.0;
     r.observed = 1;
-    round_row(&r);
+    /* not rounded to a seed's 6 digits here (four snprintf/strtod pairs, 1.2 us, were most
+     * of the feedback's cost): a seed's writer rounds what it writes */
     pthread_mutex_lock(&p->mu);
     int idx = p->index[codec][slot];
     if (idx < 0) {

@@ -53,19 +53,22 @@ typedef struct hcomp_normal {
  * field of one application, is kept per neighbourhood of the features. A cluster is
  * anchored at its first observation (same element type, entropy within
  * HCOMP_LOCAL_ENTROPY bits, probe ratio within a factor exp(HCOMP_LOCAL_LPROBE)) and holds
- * the decayed sums of its observations' feature vectors and log targets: a prediction in
- * it is moved by the cluster's mean residual under the current fit, shrunk by its weight
- * (w / (w + HCOMP_LOCAL_SHRINK)). */
+ * the decayed sums of its observations' feature vectors and log targets. A prediction is
+ * moved by the clusters' mean residuals under the current fit, each weighted by its weight
+ * and a kernel of its distance (hcomp_model_local_correction), the sum shrunk by
+ * HCOMP_LOCAL_SHRINK (one observation moves a prediction 95% of the way). */
 #define HCOMP_LOCAL_CLUSTERS 32
 #define HCOMP_LOCAL_ENTROPY 0.15
 #define HCOMP_LOCAL_LPROBE 0.05
-#define HCOMP_LOCAL_DECAY 0.9 
-#define HCOMP_LOCAL_SHRINK 0.25
+#define HCOMP_LOCAL_DECAY 0.9
+#define HCOMP_LOCAL_SHRINK 0.05
+#define HCOMP_LOCAL_BANDWIDTH2 2.0   /* the kernel's squared width, in cluster radii */
 
 typedef struct hcomp_local {
     int valid, dtype;
     double entropy, lprobe;          /* the anchor */
     double w[HCOMP_NTARGET], sy[HCOMP_NTARGET], sx[HCOMP_NTARGET][HCOMP_NFEAT];
+    double resid[HCOMP_NTARGET];     /* mean residual under the model's coefficients */
     unsigned long used;
 } hcomp_local;
 
@@ -115,6 +118,19 @@ struct hcomp_predictor {
 int hcomp_feature_vector(int dtype, int dist, double entropy, double probe_ratio,
                          double x[HCOMP_NFEAT]);
 
+/* A prediction of one model, with the model's codec and level. */
+typedef struct hcomp_model_prediction {
+    unsigned codec;
+    int level;
+    hcomp_prediction pred;
+} hcomp_model_prediction;
+
+/* The predictions of models first .. first + count - 1 (numbered as by
+ * hcomp_predictor_model_at) for features f, under one lock: what the engine asks for
+ * every task it plans afresh. HCOMP_E_INVAL for a range past the models or bad features. */
+int hcomp_predictor_predict_range(hcomp_predictor *p, const hcomp_features *f, size_t first,
+                                  size_t count, hcomp_model_prediction *out);
+
 /* The count of refits so far: predictions made at the same count are still current. */
 unsigned long hcomp_predictor_generation(hcomp_predictor *p);
 
@@ -145,8 +161,10 @@ int hcomp_predictor_fit_all(hcomp_predictor *p, hcomp_error *err);
 void hcomp_predictor_set_provenance(hcomp_predictor *p, const char *command);
 /* Replace the system signature. */
 int hcomp_predictor_set_tiers(hcomp_predictor *p, const hcomp_tier_signature *t, size_t n);
-/* Round to 6 significant digits (what seeds store for measured values). */
+/* Round v to 6 significant digits (what seeds store for measured values). */
 double hcomp_round6(double v);
+/* The row's features and measured values to 6 significant digits (unknown ones to 0). */
+void hcomp_row_round(hcomp_row *r);
 
 /* ---- seed.c -------------------------------------------------------------------------- */
 

@@ -394,8 +394,13 @@ static json_t *str_array(const char *const *names, int n)
     return a;
 }
 
-static void dump_row(sbuf *b, const hcomp_row *r, int observed)
+static void dump_row(sbuf *b, const hcomp_row *row, int observed)
 {
+    /* a run's observations are kept unrounded; seeds hold 6 significant digits (rounding
+     * the rounded rows of a loaded seed again changes nothing) */
+    hcomp_row rounded = *row;
+    const hcomp_row *r = &rounded;
+    hcomp_row_round(&rounded);
     json_t *a = json_array();
     if (a == NULL) {
         b->oom = 1;

@@ -10,9 +10,10 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     uint64_t stored = 0;
     for (int t = 0; t < cfg->ntiers; t++)
         stored += s->tier_stored[t];
-    fprintf(out, "hcomp stats for %s: %llu tasks (%llu analysed in full), %llu pieces, %llu "
-            "bytes in, %llu stored (ratio %.3f), %llu pieces byte-shuffled\n", path,
-            (unsigned long long) s->tasks, (unsigned long long) s->analyses,
+    fprintf(out, "hcomp stats for %s: %llu tasks (%llu analysed in full, %llu analyses taken "
+            "from other files of the process), %llu pieces, %llu bytes in, %llu stored (ratio %.3f), %llu pieces "
+            "byte-shuffled\n", path, (unsigned long long) s->tasks,
+            (unsigned long long) s->analyses, (unsigned long long) s->analyses_shared,
             (unsigned long long) s->pieces, (unsigned long long) s->bytes_in,
             (unsigned long long) stored, stored ? (double) s->bytes_in / (double) stored : 0.0,
             (unsigned long long) s->shuffled_pieces);
@@ -49,6 +50,7 @@ char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
     json_t *o = json_object();
     json_object_set_new(o, "tasks", json_integer((json_int_t) s->tasks));
     json_object_set_new(o, "analyses", json_integer((json_int_t) s->analyses));
+    json_object_set_new(o, "analyses_shared", json_integer((json_int_t) s->analyses_shared));
     json_object_set_new(o, "pieces", json_integer((json_int_t) s->pieces));
     json_object_set_new(o, "bytes_in", json_integer((json_int_t) s->bytes_in));
     json_object_set_new(o, "drained_bytes", json_integer((json_int_t) s->drained_bytes));

@@ -68,15 +68,21 @@ int hcomp_monitor_watch(const char *dir)
 {
     int h = -1;
     pthread_mutex_lock(&mon_lock);
+    /* a directory watched before keeps its slot and its last status (a series of files
+     * on one tier would otherwise look it up again at every open; a status more than a
+     * second old is refreshed at its first use anyway) */
     for (int i = 0; i < MAX_WATCHED && h < 0; i++)
-        if (mon[i].refs > 0 && strcmp(mon[i].dir, dir) == 0)
+        if ((mon[i].refs > 0 || mon[i].st.updated > 0) && strcmp(mon[i].dir, dir) == 0)
             h = i;
-    for (int i = 0; i < MAX_WATCHED && h < 0; i++)
-        if (mon[i].refs == 0) {
-            h = i;
-            snprintf(mon[i].dir, sizeof(mon[i].dir), "%s", dir);
-            memset(&mon[i].st, 0, sizeof(mon[i].st));
+    if (h < 0) {    /* a free slot, the one whose last status is oldest (never used: 0) */
+        for (int i = 0; i < MAX_WATCHED; i++)
+            if (mon[i].refs == 0 && (h < 0 || mon[i].st.updated < mon[h].st.updated))
+                h = i;
+        if (h >= 0) {
+            snprintf(mon[h].dir, sizeof(mon[h].dir), "%s", dir);
+            memset(&mon[h].st, 0, sizeof(mon[h].st));
         }
+    }
     if (h >= 0)
         mon[h].refs++;
     if (h >= 0 && !mon_started) {

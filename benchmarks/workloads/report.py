@@ -44,8 +44,9 @@ def parse_record(path):
     err = path[:-4] + ".err"
     if os.path.exists(err):
         for line in open(err, errors="replace"):
-            # "(M analysed in full)" after the tasks since the analysis slots
-            m = re.match(r"hcomp stats for .*: (\d+) tasks(?: \(\d+ analysed in full\))?, (\d+) pieces, (\d+) bytes in, (\d+) stored", line)
+            # "(M analysed in full[, K analyses taken from ...])" after the tasks since the
+            # analysis slots
+            m = re.match(r"hcomp stats for .*: (\d+) tasks(?: \(\d+ analysed in full[^)]*\))?, (\d+) pieces, (\d+) bytes in, (\d+) stored", line)
             if m:
                 st["blocks"] += 1
                 st["bytes_in"] += int(m.group(3))

@@ -442,14 +442,11 @@ static void test_background_drain(void **state)
     free(d);
 }
 
-/* Tasks that alternate between two kinds of data reuse one analysis per kind (a slot
- * each), and the data reads back. */
-static void test_analysis_reused_per_kind(void **state)
+/* Writes n tasks alternating between text t and random bytes r into the fixture's file
+ * (replacing it), checks that they read back, and returns the file's statistics. */
+static hcomp_file_stats write_alternating(fixture *fx, const char *t, const unsigned char *r,
+                                          size_t task, size_t n)
 {
-    fixture *fx = *state;
-    const size_t task = 64 * 1024, n = 32;
-    char *t = text(n / 2 * task);
-    unsigned char *r = random_bytes(n / 2 * task, 5);
     hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
     hcomp_file *f;
     hcomp_error err;
@@ -458,10 +455,7 @@ static void test_analysis_reused_per_kind(void **state)
         const void *src = i % 2 ? (const void *) (r + i / 2 * task) : (const void *) (t + i / 2 * task);
         assert_int_equal(hcomp_file_pwrite(f, src, task, i * task, &err), HCOMP_OK);
     }
-    uint64_t analyses = f->stats.analyses;
-    if (analyses < 2 || analyses > 4)
-        fail_msg("%llu full analyses for %zu tasks of two kinds, alternating; want 2 to 4",
-                 (unsigned long long) analyses, n);
+    hcomp_file_stats st = f->stats;
     char *back = malloc(task);
     assert_non_null(back);
     for (size_t i = 0; i < n; i++) {
@@ -475,6 +469,28 @@ static void test_analysis_reused_per_kind(void **state)
     assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
     hcomp_options_free(o);
     delete_file(fx);
+    return st;
+}
+
+/* Tasks that alternate between two kinds of data reuse one analysis per kind (a slot
+ * each), and the data reads back. A second file of the same kinds takes both analyses
+ * from the first (the process's shared analyses) instead of making its own. */
+static void test_analysis_reused_per_kind(void **state)
+{
+    fixture *fx = *state;
+    const size_t task = 64 * 1024, n = 32;
+    char *t = text(n / 2 * task);
+    unsigned char *r = random_bytes(n / 2 * task, 5);
+    hcomp_file_stats first = write_alternating(fx, t, r, task, n);
+    uint64_t made = first.analyses + first.analyses_shared;
+    if (made < 2 || made > 4)
+        fail_msg("%llu analyses (%llu in full) for %zu tasks of two kinds, alternating; want 2 "
+                 "to 4", (unsigned long long) made, (unsigned long long) first.analyses, n);
+    hcomp_file_stats second = write_alternating(fx, t, r, task, n);
+    if (second.analyses_shared < 2 || second.analyses + second.analyses_shared > 4)
+        fail_msg("second file: %llu analyses in full, %llu taken from the first; want both "
+                 "kinds taken", (unsigned long long) second.analyses,
+                 (unsigned long long) second.analyses_shared);
     free(t);
     free(r);
 }
