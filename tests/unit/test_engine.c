@@ -18,6 +18,7 @@
 
 #include "hcomp.h"
 #include "hcomp_model.h"
+#include "../../engine/analyzer.h"
 #include "../../engine/file_internal.h"
 
 #define MIB (1u << 20)
@@ -495,6 +496,70 @@ static void test_analysis_reused_per_kind(void **state)
     free(r);
 }
 
+/* n float64 values 1 + u (u uniform in [0, 1)), each times 2^k with k 0 or 1 when
+ * spread: the low six bytes random either way, the top two narrow or spread. */
+static double *doubles(size_t n, unsigned seed, int spread)
+{
+    double *v = malloc(n * sizeof(double));
+    assert_non_null(v);
+    uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v[i] = (1.0 + (double) (x >> 11) * 0x1p-53) * (spread && (x & 1) ? 2.0 : 1.0);
+    }
+    return v;
+}
+
+/* Writes n tasks of data (task bytes each, float64 announced) into the fixture's file
+ * (replacing it) and returns the file's statistics. */
+static hcomp_file_stats write_doubles(fixture *fx, const double *data, size_t task, size_t n)
+{
+    hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
+    hcomp_file *f;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
+    hcomp_file_set_dtype(f, HCOMP_DTYPE_DOUBLE);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(hcomp_file_pwrite(f, (const char *) data + i * task, task, i * task, &err),
+                         HCOMP_OK);
+    hcomp_file_stats st = f->stats;
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    hcomp_options_free(o);
+    delete_file(fx);
+    return st;
+}
+
+/* Two kinds of float64 whose bytes fingerprint alike (middle 512 bytes within the 0.25
+ * bit slack) but whose values spread differently: a file of the second kind does not take
+ * the analysis a file of the first made (the second fingerprint, of the values' top bytes,
+ * tells them apart); a third file of the first kind does. */
+static void test_shared_analysis_needs_like_values(void **state)
+{
+    fixture *fx = *state;
+    const size_t task = 64 * 1024, n = 4, count = task * n / sizeof(double);
+    double *narrow = doubles(count, 11, 0), *spread = doubles(count, 12, 1);
+    const unsigned char *a = (const unsigned char *) narrow, *b = (const unsigned char *) spread;
+    double fa = hcomp_byte_entropy(a + (task - 512) / 2, 512);
+    double fb = hcomp_byte_entropy(b + (task - 512) / 2, 512);
+    if (!(fabs(fa - fb) <= 0.25))
+        fail_msg("premise: byte fingerprints %.3f and %.3f should be alike", fa, fb);
+    hcomp_file_stats first = write_doubles(fx, narrow, task, n);
+    assert_true(first.analyses + first.analyses_shared >= 1);
+    hcomp_file_stats other = write_doubles(fx, spread, task, n);
+    if (other.analyses_shared != 0 || other.analyses < 1)
+        fail_msg("spread values: %llu analyses taken from the narrow file, %llu made; want "
+                 "none taken", (unsigned long long) other.analyses_shared,
+                 (unsigned long long) other.analyses);
+    hcomp_file_stats again = write_doubles(fx, narrow, task, n);
+    if (again.analyses_shared < 1 || again.analyses != 0)
+        fail_msg("narrow values again: %llu taken, %llu made; want the first file's taken",
+                 (unsigned long long) again.analyses_shared, (unsigned long long) again.analyses);
+    free(narrow);
+    free(spread);
+}
+
 /* Feedback: the model learns from measured pieces and is written back to the seed
  * the user named, at close, by the model's owner only. */
 /* Training rows (seed rows and saved observations) of zstd:3 in the seed at path (NULL:
@@ -582,6 +647,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_drain_close_charged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_analysis_reused_per_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
