@@ -279,7 +279,7 @@ static double fingerprint2(const void *buf, uint64_t len, int dtype_hint)
  * so that each kind is analysed once per REANALYZE_EVERY tasks of the process rather
  * than once more in every file. Features depend on the data alone; plans and predictions
  * (options, tiers, models) stay with each file. */
-#define SHARED_ANALYSES 16
+#define SHARED_ANALYSES 64
 typedef struct shared_analysis {
     int valid, has_sh, dtype_hint, want_sh;
     unsigned age;
