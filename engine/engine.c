@@ -554,6 +554,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     in->w.wc = f->opts.wc;
     in->w.wd = f->opts.wd;
     in->w.wr = f->opts.wr;
+    in->no_bound = 0;
     /* predictions change only with the features, the options and a refit */
     unsigned long models = f->pred ? hcomp_predictor_generation(f->pred) : 0;
     if (reused && a->cand_valid && a->cand_options == f->options_gen && a->cand_models == models) {
@@ -607,6 +608,7 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
     in->w.wc = f->opts.wc;
     in->w.wd = f->opts.wd;
     in->w.wr = f->opts.wr;
+    in->no_bound = 0;
     double sum = in->w.wc + in->w.wd + in->w.wr;
     if (sum > 0) {
         in->w.wc /= sum;
