@@ -1844,7 +1844,11 @@ int main(int argc, char **argv)
                "compression time (as a write observes it) and once with its decompression time "
                "(as a read does) (%zu measurements in all; more than the engine gets, which "
                "observes only the codec it chose for a piece); then the evaluation set above "
-               "(never fed back).\n\n",
+               "(never fed back). The *next run* row saves the predictor so fed back as a seed "
+               "and loads it again, as a run with `hcomp_seed` does at its close and the next "
+               "run at its open (the observations become seed rows and enter the local "
+               "corrections); within the run, each model's observations since its last refit "
+               "(up to 15 with the interval of 16) are not fed back yet.\n\n",
                o.eval_buffers, nev, nsh, nm, nev * nm, o.reps, o.warm_buffers, nobs);
         printf("| predictor | ratio R^2 (models / pooled) | ratio MRE | compression speed R^2 "
                "(models / pooled) | comp. MRE | decompression speed R^2 (models / pooled) | "

@@ -443,34 +443,45 @@ static void test_background_drain(void **state)
     free(d);
 }
 
-/* Writes n tasks alternating between text t and random bytes r into the fixture's file
- * (replacing it), checks that they read back, and returns the file's statistics. */
-static hcomp_file_stats write_alternating(fixture *fx, const char *t, const unsigned char *r,
-                                          size_t task, size_t n)
+/* Writes n tasks (task bytes each, task i from src[i]; dtype announced unless -1) into
+ * the fixture's file (replacing it), checks that they read back, and returns the file's
+ * statistics. */
+static hcomp_file_stats write_tasks(fixture *fx, int dtype, const void *const *src, size_t task,
+                                    size_t n)
 {
     hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
     hcomp_file *f;
     hcomp_error err;
     assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
-    for (size_t i = 0; i < n; i++) {
-        const void *src = i % 2 ? (const void *) (r + i / 2 * task) : (const void *) (t + i / 2 * task);
-        assert_int_equal(hcomp_file_pwrite(f, src, task, i * task, &err), HCOMP_OK);
-    }
+    if (dtype >= 0)
+        hcomp_file_set_dtype(f, dtype);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(hcomp_file_pwrite(f, src[i], task, i * task, &err), HCOMP_OK);
     hcomp_file_stats st = f->stats;
     char *back = malloc(task);
     assert_non_null(back);
     for (size_t i = 0; i < n; i++) {
         uint64_t got = 0;
-        const void *src = i % 2 ? (const void *) (r + i / 2 * task) : (const void *) (t + i / 2 * task);
         assert_int_equal(hcomp_file_pread(f, back, task, i * task, &got, &err), HCOMP_OK);
         assert_true(got == task);
-        assert_memory_equal(back, src, task);
+        assert_memory_equal(back, src[i], task);
     }
     free(back);
     assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
     hcomp_options_free(o);
     delete_file(fx);
     return st;
+}
+
+/* n tasks alternating between text t and random bytes r (write_tasks). */
+static hcomp_file_stats write_alternating(fixture *fx, const char *t, const unsigned char *r,
+                                          size_t task, size_t n)
+{
+    const void *src[64];
+    assert_true(n <= 64);
+    for (size_t i = 0; i < n; i++)
+        src[i] = i % 2 ? (const void *) (r + i / 2 * task) : (const void *) (t + i / 2 * task);
+    return write_tasks(fx, -1, src, task, n);
 }
 
 /* Tasks that alternate between two kinds of data reuse one analysis per kind (a slot
@@ -512,23 +523,14 @@ static double *doubles(size_t n, unsigned seed, int spread)
     return v;
 }
 
-/* Writes n tasks of data (task bytes each, float64 announced) into the fixture's file
- * (replacing it) and returns the file's statistics. */
+/* n tasks of float64 (write_tasks). */
 static hcomp_file_stats write_doubles(fixture *fx, const double *data, size_t task, size_t n)
 {
-    hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
-    hcomp_file *f;
-    hcomp_error err;
-    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
-    hcomp_file_set_dtype(f, HCOMP_DTYPE_DOUBLE);
+    const void *src[64];
+    assert_true(n <= 64);
     for (size_t i = 0; i < n; i++)
-        assert_int_equal(hcomp_file_pwrite(f, (const char *) data + i * task, task, i * task, &err),
-                         HCOMP_OK);
-    hcomp_file_stats st = f->stats;
-    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
-    hcomp_options_free(o);
-    delete_file(fx);
-    return st;
+        src[i] = (const char *) data + i * task;
+    return write_tasks(fx, HCOMP_DTYPE_DOUBLE, src, task, n);
 }
 
 /* Two kinds of float64 whose bytes fingerprint alike (middle 512 bytes within the 0.25
