@@ -140,17 +140,22 @@ static double *smooth(size_t n)
     return d;
 }
 
+/* The next value of a xorshift64 generator. */
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
 static unsigned char *random_bytes(size_t n, unsigned seed)
 {
     unsigned char *d = malloc(n);
     assert_non_null(d);
     uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        d[i] = (unsigned char) x;
-    }
+    for (size_t i = 0; i < n; i++)
+        d[i] = (unsigned char) xorshift(&x);
     return d;
 }
 
@@ -515,10 +520,8 @@ static double *doubles(size_t n, unsigned seed, int spread)
     assert_non_null(v);
     uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
     for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v[i] = (1.0 + (double) (x >> 11) * 0x1p-53) * (spread && (x & 1) ? 2.0 : 1.0);
+        uint64_t r = xorshift(&x);
+        v[i] = (1.0 + (double) (r >> 11) * 0x1p-53) * (spread && (r & 1) ? 2.0 : 1.0);
     }
     return v;
 }
