@@ -171,9 +171,11 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan)
         size_t k = n - first < CHUNK ? n - first : CHUNK;
         int pok = plain_ok && hcomp_predictor_predict_range(f->pred, &plan->feat, first, k, pp) == HCOMP_OK;
         int sok = sh_ok && hcomp_predictor_predict_range(f->pred, &plan->feat_sh, first, k, ps) == HCOMP_OK;
+        if (!pok && !sok)
+            continue;
         for (size_t i = 0; i < k; i++) {
-            const hcomp_model_prediction *m = pok ? &pp[i] : &ps[i];
-            if ((!pok && !sok) || m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
+            const hcomp_model_prediction *m = pok ? &pp[i] : &ps[i];   /* same model */
+            if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
                 continue;
             if (pok)
                 add_candidate(in, pp[i].codec, pp[i].level, HCOMP_FILTER_NONE, &pp[i].pred);
@@ -215,23 +217,25 @@ static void tier_speed(hcomp_file *f, int t, hcdp_tier *out)
         out->latency = 0;
 }
 
-/* A cheap fingerprint of a buffer: the order-0 entropy (bits per byte) of 512 bytes
- * from its middle. Tasks that fingerprint alike reuse an analysis. */
-static double fingerprint(const void *buf, uint64_t len)
+/* The order-0 entropy (bits per byte) of n bytes at q. The task's bytes are seldom in
+ * cache: all their lines are asked for at once, so that the misses overlap instead of
+ * following one another. */
+static double window_entropy(const unsigned char *q, size_t n)
 {
-    const unsigned char *p = buf;
-    size_t n = len < 512 ? (size_t) len : 512;
-    if (n == 0)
-        return 0.0;
-    const unsigned char *q = p + (len - n) / 2;
-    /* the task's bytes are seldom in cache: ask for all the lines at once, so that their
-     * misses overlap instead of following one another */
     for (size_t i = 0; i < n; i += 64)
         __builtin_prefetch(q + i);
     uint32_t count[256] = {0};
     for (size_t i = 0; i < n; i++)
         count[q[i]]++;
     return hcomp_entropy_of_counts(count, n);
+}
+
+/* A cheap fingerprint of a buffer: the entropy of 512 bytes from its middle. Tasks that
+ * fingerprint alike reuse an analysis. */
+static double fingerprint(const void *buf, uint64_t len)
+{
+    size_t n = len < 512 ? (size_t) len : 512;
+    return window_entropy((const unsigned char *) buf + (len - n) / 2, n);
 }
 
 /* A second fingerprint, taken only when an analysis of another file may be adopted: data
@@ -243,21 +247,16 @@ static double fingerprint(const void *buf, uint64_t len)
 static double fingerprint2(const void *buf, uint64_t len, int dtype_hint)
 {
     const unsigned char *p = buf;
-    size_t k = dtype_hint == HCOMP_DTYPE_INT32 || dtype_hint == HCOMP_DTYPE_FLOAT    ? 4
-               : dtype_hint == HCOMP_DTYPE_INT64 || dtype_hint == HCOMP_DTYPE_DOUBLE ? 8
-                                                                                      : 1;
-    uint32_t count[256] = {0};
-    if (k == 1 || len < 256 * k) {
+    size_t k = hcomp_filter_typesize(dtype_filter(dtype_hint));
+    if (k == 0 || len < 256 * k) {
         size_t n = len < 512 ? (size_t) len : 512;
-        const unsigned char *q = p + (len - n) / 4;
-        for (size_t i = 0; i < n; i++)
-            count[q[i]]++;
-        return hcomp_entropy_of_counts(count, n);
+        return window_entropy(p + (len - n) / 4, n);
     }
     /* little-endian: byte k - 1 is the most significant */
     const unsigned char *q = p + (len / k / 2 - 128) * k;
     for (size_t i = 0; i < 256 * k; i += 64)
         __builtin_prefetch(q + i);
+    uint32_t count[256] = {0};
     for (size_t e = 0; e < 256; e++) {
         count[q[e * k + k - 1]]++;
         count[q[e * k + k - 2]]++;
@@ -407,8 +406,9 @@ static void shared_aged_all(const hcomp_file *f)
  * one found has been used REANALYZE_EVERY times, from a young enough shared analysis of
  * another file, else from a full analysis (10-35 us) that is then shared. The periodic
  * analysis catches data that change while their fingerprint does not; between two, the
- * feedback keeps the predictions near what the data actually do. Returns the slot; *reused says whether it was reused. A task smaller than the analysis
- * sample is not fingerprinted: its few bytes give a noisy fingerprint that costs as much
+ * feedback keeps the predictions near what the data actually do. Returns the slot;
+ * *reused says whether it was reused. A task smaller than the analysis sample is not
+ * fingerprinted: its few bytes give a noisy fingerprint that costs as much
  * as the time it would save, and a wrong guess costs little on so few bytes (a piece
  * that does not shrink is stored raw): it reuses the last task's slot. */
 static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
