@@ -505,6 +505,18 @@ static uint32_t room_signature(const hcdp_input *in, uint64_t len)
     return sig;
 }
 
+/* Whether a plan's own tier still suits it: a tier that could take the whole task twice
+ * over does (every candidate fits there); a smaller one does while it holds the plan's
+ * stored bytes twice and its room has not grown (rooms only enter HCDP as which
+ * placements fit: with fewer of them than when it was made, the plan is still the best
+ * one, as long as it fits itself). */
+static int plan_room_holds(const hcomp_analysis_slot *a, const hcdp_input *in)
+{
+    int t = a->plan_hcdp.part[0].tier;
+    uint64_t room = in->tier[t].room;
+    return room / 2 >= a->plan_size || (room <= a->plan_room && room / 2 >= a->plan_need);
+}
+
 int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
                       hcomp_error *err)
 {
@@ -541,7 +553,8 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     /* a stream of like tasks (same analysis, same size, the tiers in the same state, the
      * same options) gets the same plan: prediction and HCDP are skipped */
     if (reused && a->plan_valid && a->plan_size == len && a->plan_sig == sig &&
-        a->plan_options == f->options_gen && a->plan_ntiers == in->ntiers) {
+        a->plan_options == f->options_gen && a->plan_ntiers == in->ntiers &&
+        plan_room_holds(a, in)) {
         in->ncand = a->plan_cand_n;
         memcpy(in->cand, a->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
         plan->hcdp = a->plan_hcdp;
@@ -569,6 +582,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         memcpy(a->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
     }
     double t3 = hcomp_now();
+    f->stats.plans++;
     if (hcdp_plan_task(in, &plan->hcdp) != 0) {
         /* nothing fits as planned (the rooms are estimates): store raw from the first
          * tier on and let the spill path find room, or report that there is none */
@@ -579,9 +593,14 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         a->plan_valid = 0;
     } else {
         /* only a plan that no tier's room shaped is worth reusing: one part, on a tier
-         * that could take the task twice over (a split was made for rooms that change) */
+         * that could take it twice over (a split was made for rooms that change) */
         int part_tier = plan->hcdp.part[0].tier;
-        a->plan_valid = plan->hcdp.nparts == 1 && (sig >> part_tier & 1u);
+        const hcdp_candidate *c = &in->cand[plan->hcdp.part[0].cand];
+        a->plan_room = in->tier[part_tier].room;
+        a->plan_need = (uint64_t) ((double) len / (c->ratio > 1.0 ? c->ratio : 1.0)) +
+                       HCOMP_PIECE_HEADER_SIZE;
+        a->plan_valid = plan->hcdp.nparts == 1 &&
+                        ((sig >> part_tier & 1u) || a->plan_room / 2 >= a->plan_need);
         a->plan_size = len;
         a->plan_sig = sig;
         a->plan_options = f->options_gen;

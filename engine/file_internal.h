@@ -50,6 +50,9 @@ typedef struct hcomp_analysis_slot {
     int plan_valid, plan_ntiers, plan_cand_n;
     uint64_t plan_size;
     uint32_t plan_sig;
+    /* a plan on a tier with less room than twice the task: that room and the plan's
+     * predicted stored bytes (reused while the room only shrinks and holds them twice) */
+    uint64_t plan_room, plan_need;
     unsigned plan_options;
     /* the candidates (predictions) made for these features: valid while the options and
      * the predictor's models are those they were made with */
@@ -235,6 +238,17 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t);
  * say (t0: when the I/O began). */
 void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0);
 void hcomp_tier_release(hcomp_file *f, int t);
+
+/* tiers/tier_seen.c: the bytes taken on each capacity-limited tier (segments plus
+ * reservations) as the process's last ledger read or reservation saw them, shared by
+ * its files for a second. */
+void hcomp_tier_seen_set(const char *tier_dir, uint64_t taken);
+/* 1 and the figure with its time if one is younger than a second, else 0. */
+int hcomp_tier_seen_get(const char *tier_dir, uint64_t *taken, double *when);
+/* The process freed bytes on the tier (a reservation released, segments deleted). */
+void hcomp_tier_seen_freed(const char *tier_dir, uint64_t bytes);
+/* The process freed space it did not count (draining, repairs): drop every figure. */
+void hcomp_tier_seen_forget_all(void);
 
 /* helpers */
 int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);

@@ -37,15 +37,19 @@ typedef struct ledger {
 } ledger;
 
 /* Open and lock the ledger, making sure the locked file is still the one at the
- * path (another writer may have removed it while we waited). */
-static int ledger_lock(ledger *l, const char *dir, hcomp_error *err)
+ * path (another writer may have removed it while we waited). A reader (shared
+ * lock) does not create it: no ledger means no reservations, HCOMP_E_NOENT. */
+static int ledger_lock(ledger *l, const char *dir, int shared, hcomp_error *err)
 {
     snprintf(l->path, sizeof(l->path), "%s/%s", dir, LEDGER_NAME);
     for (int attempt = 0; attempt < 100; attempt++) {
-        l->fd = open(l->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        l->fd = open(l->path, shared ? O_RDONLY | O_NOFOLLOW | O_CLOEXEC
+                                     : O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (l->fd < 0 && shared && errno == ENOENT)
+            return HCOMP_E_NOENT;
         if (l->fd < 0)
             return hcomp_fail_errno(err, errno, "capacity ledger %s", l->path);
-        while (flock(l->fd, LOCK_EX) != 0) {
+        while (flock(l->fd, shared ? LOCK_SH : LOCK_EX) != 0) {
             if (errno != EINTR) {
                 int e = errno;
                 close(l->fd);
@@ -127,6 +131,18 @@ static void self_key(char host[64], long *pid)
     *pid = (long) getpid();
 }
 
+/* A line of a writer on this host whose process is gone. */
+static int line_dead(const ledger_line *e, const char *host, long pid)
+{
+    return strcmp(e->host, host) == 0 && e->pid != pid && kill((pid_t) e->pid, 0) != 0 &&
+        errno == ESRCH;
+}
+
+static int line_mine(const ledger_line *e, const char *host, long pid, uint64_t id)
+{
+    return e->pid == pid && e->id == id && strcmp(e->host, host) == 0;
+}
+
 /* Set this writer's line to bytes (0 removes it), dropping dead writers' lines,
  * and return the sum of the other lines. */
 static unsigned long long ledger_set(ledger *l, uint64_t id, uint64_t bytes)
@@ -139,12 +155,9 @@ static unsigned long long ledger_set(ledger *l, uint64_t id, uint64_t bytes)
     int found = 0;
     for (size_t i = 0; i < l->n; i++) {
         ledger_line *e = &l->v[i];
-        int mine = e->pid == pid && e->id == id && strcmp(e->host, host) == 0;
-        int dead = strcmp(e->host, host) == 0 && e->pid != pid && kill((pid_t) e->pid, 0) != 0 &&
-            errno == ESRCH;
-        if (dead)
+        if (line_dead(e, host, pid))
             continue;
-        if (mine) {
+        if (line_mine(e, host, pid, id)) {
             found = 1;
             if (bytes == 0)
                 continue;
@@ -164,6 +177,19 @@ static unsigned long long ledger_set(ledger *l, uint64_t id, uint64_t bytes)
     return others;
 }
 
+/* The sum of the other live writers' lines, the ledger left as it is. */
+static unsigned long long ledger_others(const ledger *l, uint64_t id)
+{
+    char host[64];
+    long pid;
+    self_key(host, &pid);
+    unsigned long long others = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (!line_mine(&l->v[i], host, pid, id) && !line_dead(&l->v[i], host, pid))
+            others += l->v[i].bytes;
+    return others;
+}
+
 int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
 {
     hcomp_tier_writer *w = &f->tw[t];
@@ -171,7 +197,7 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
     if (tier->capacity == UINT64_MAX || w->full)
         return HCOMP_OK;
     ledger l;
-    int rc = ledger_lock(&l, w->base, err);
+    int rc = ledger_lock(&l, w->base, 0, err);
     if (rc != HCOMP_OK)
         return rc;
     if ((rc = ledger_read(&l, err)) != HCOMP_OK) {
@@ -192,9 +218,11 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
     if (grant > avail)
         grant = avail;
     w->budget += grant;
-    /* what hcomp_tier_available would read now: cache it rather than read it again */
+    /* what hcomp_tier_available would read now: cache it rather than read it again,
+     * for this file and the process's other files */
     w->avail_cache = avail - grant;
     w->avail_time = hcomp_now();
+    hcomp_tier_seen_set(w->base, taken + grant);
     w->exhausted_at = grant == 0 ? hcomp_now() : 0;
     ledger_set(&l, w->ledger_id, w->budget);
     w->in_ledger = w->budget > 0;
@@ -210,22 +238,36 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t)
     double now = hcomp_now();
     if (w->avail_time > 0 && now - w->avail_time < 1.0)
         return w->budget + w->avail_cache;
+    uint64_t taken;
+    double when;
+    if (hcomp_tier_seen_get(w->base, &taken, &when)) {
+        /* another file of the process saw the tier less than a second ago; its figure
+         * counts this opener's reservation, if any, as the ledger does */
+        w->avail_cache = tier->capacity > taken ? tier->capacity - taken : 0;
+        w->avail_time = when;
+        return w->budget + w->avail_cache;
+    }
+    /* a query: the ledger is read under a shared lock and left as it is (dead lines
+     * go at the next reservation), and not created where there is none (creating
+     * and removing a file costs 80-100 us on a disk file system, every new file) */
     ledger l;
     hcomp_error err;
-    if (ledger_lock(&l, w->base, &err) != HCOMP_OK)
-        return w->budget;
-    if (ledger_read(&l, &err) != HCOMP_OK) {
-        close(l.fd);
+    unsigned long long others = 0;
+    int rc = ledger_lock(&l, w->base, 1, &err);
+    if (rc == HCOMP_OK) {
+        rc = ledger_read(&l, &err);
+        if (rc == HCOMP_OK)
+            others = ledger_others(&l, w->ledger_id);
         free(l.v);
+        close(l.fd);
+        if (rc != HCOMP_OK)
+            return w->budget;
+    } else if (rc != HCOMP_E_NOENT)
         return w->budget;
-    }
-    uint64_t used = hcomp_tier_usage(w->base);
-    unsigned long long others = ledger_set(&l, w->ledger_id, w->budget);
-    w->in_ledger = w->budget > 0;
-    ledger_write_unlock(&l, &err);
-    uint64_t taken = used + others + w->budget;
+    taken = hcomp_tier_usage(w->base) + others + w->budget;
     w->avail_cache = tier->capacity > taken ? tier->capacity - taken : 0;
     w->avail_time = now;
+    hcomp_tier_seen_set(w->base, taken);
     return w->budget + w->avail_cache;
 }
 
@@ -236,7 +278,7 @@ void hcomp_tier_release(hcomp_file *f, int t)
         return;
     ledger l;
     hcomp_error err;
-    if (ledger_lock(&l, w->base, &err) != HCOMP_OK)
+    if (ledger_lock(&l, w->base, 0, &err) != HCOMP_OK)
         return;     /* the line goes when this process is found dead */
     if (ledger_read(&l, &err) != HCOMP_OK) {
         close(l.fd);
@@ -245,6 +287,8 @@ void hcomp_tier_release(hcomp_file *f, int t)
     }
     ledger_set(&l, w->ledger_id, 0);
     ledger_write_unlock(&l, &err);
+    /* what is left of the reservation was never written: free again */
+    hcomp_tier_seen_freed(w->base, w->budget);
     w->budget = 0;
     w->in_ledger = 0;
 }

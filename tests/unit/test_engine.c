@@ -565,6 +565,33 @@ static void test_shared_analysis_needs_like_values(void **state)
     free(spread);
 }
 
+/* A tier too small to take a task twice over raw, but many compressed tasks: the plan
+ * that put a task there whole is reused for the next like tasks while the tier holds its
+ * stored bytes twice (HCDP is not run for each), and the tier still fills to its
+ * capacity, no further, with everything reading back (write_tasks). */
+static void test_plan_reused_on_small_tier(void **state)
+{
+    fixture *fx = *state;
+    write_config(fx, "384KiB");
+    const size_t task = 256 * 1024, n = 32;
+    char *t = text(n * task);
+    const void *src[32];
+    for (size_t i = 0; i < n; i++)
+        src[i] = t + i * task;
+    hcomp_file_stats st = write_tasks(fx, -1, src, task, n);
+    uint64_t on_nvme = st.tier_pieces[0];
+    if (on_nvme < 4)
+        fail_msg("premise: %llu pieces on the 384 KiB tier, want 4 or more (compressed text)",
+                 (unsigned long long) on_nvme);
+    if (st.tier_stored[0] > 384 * 1024 || st.tier_stored[0] < 320 * 1024)
+        fail_msg("the small tier holds %llu bytes of its 393216", (unsigned long long) st.tier_stored[0]);
+    if (st.plans * 2 > on_nvme)
+        fail_msg("%llu plans made for %llu tasks, %llu pieces on the small tier: want its "
+                 "plan reused", (unsigned long long) st.plans, (unsigned long long) st.tasks,
+                 (unsigned long long) on_nvme);
+    free(t);
+}
+
 /* Feedback: the model learns from measured pieces and is written back to the seed
  * the user named, at close, by the model's owner only. */
 /* Training rows (seed rows and saved observations) of zstd:3 in the seed at path (NULL:
@@ -653,6 +680,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_analysis_reused_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_reused_on_small_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

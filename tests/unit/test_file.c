@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "hcomp.h"
+#include "../../tiers/piece_header.h"
 
 #define KIB ((uint64_t) 1 << 10)
 #define MIB ((uint64_t) 1 << 20)
@@ -707,6 +708,60 @@ static void test_spill_to_second_tier(void **state)
     free(d);
 }
 
+/* Bytes file path holds on the tier named tier (0 if none). */
+static uint64_t stored_on(const char *path, const char *tier)
+{
+    hcomp_stats st;
+    stat_ok(path, &st);
+    int t = stat_tier(&st, tier);
+    return t >= 0 ? st.tier[t].stored_bytes : 0;
+}
+
+/* A file writes 48 KiB into the 64 KiB fast tier, then goes (deleted, or its node-local
+ * data drained to the slow tier at close); a file opened at once, within the second the
+ * process shares what it saw of a tier, finds the fast tier's room again and is stored
+ * there whole. Each way of freeing space must reach the process's figure for the tier. */
+static void freed_room_seen_by_next_file(fixture *fx, int drain)
+{
+    write_config(fx, "64KiB");
+    set_opt(fx, "hcomp_drain", drain ? "close" : "never");
+    const uint64_t len = 48 * KIB;
+    unsigned char *d = random_data(len, 21);
+    char first[PATH_MAX], second[PATH_MAX];
+    file_path(fx, "first", first, sizeof(first));
+    file_path(fx, "second", second, sizeof(second));
+    hcomp_file *f = open_file(fx, first, HCOMP_O_WRONLY | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    /* premise: the first file was on the fast tier (drained: no longer) */
+    assert_true(stored_on(first, "fast") == (drain ? 0 : len + HCOMP_PIECE_HEADER_SIZE));
+    if (!drain)
+        CHECK(hcomp_file_delete(first, &e_));
+    set_opt(fx, "hcomp_drain", "never");
+    f = open_file(fx, second, HCOMP_O_WRONLY | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    uint64_t fast = stored_on(second, "fast");
+    if (fast != len + HCOMP_PIECE_HEADER_SIZE)
+        fail_msg("after the first file was %s, the second stored %llu of %llu bytes on the "
+                 "fast tier", drain ? "drained" : "deleted", (unsigned long long) fast,
+                 (unsigned long long) len);
+    f = open_file(fx, second, HCOMP_O_RDONLY);
+    expect_bytes(f, d, len, 0);
+    close_ok(f);
+    free(d);
+}
+
+static void test_deleted_room_seen_by_next_file(void **state)
+{
+    freed_room_seen_by_next_file(*state, 0);
+}
+
+static void test_drained_room_seen_by_next_file(void **state)
+{
+    freed_room_seen_by_next_file(*state, 1);
+}
+
 static void test_raw_when_not_shrinking(void **state)
 {
     fixture *fx = *state;
@@ -1143,6 +1198,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_truncate_extend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sparse_beyond_4gib, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spill_to_second_tier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_room_seen_by_next_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drained_room_seen_by_next_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_when_not_shrinking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stat_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vanished_tier, setup, teardown),
