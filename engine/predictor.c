@@ -141,28 +141,29 @@ void hcomp_row_round(hcomp_row *r)
 
 /* ---- local corrections ------------------------------------------------------------ */
 
-/* Cluster c's mean residual per target under m's current coefficients (a refit that
+/* Cluster i's mean residual per target under m's current coefficients (a refit that
  * learnt part of it leaves less to correct); kept in the cluster, since predictions read
  * it far more often than refits change it. */
-static void local_residuals(const hcomp_model *m, hcomp_local *c)
+static void local_residuals(hcomp_model *m, int i)
 {
+    hcomp_local_key *k = &m->local_key[i];
+    const hcomp_local_sums *c = &m->local_sum[i];
     for (int t = 0; t < HCOMP_NTARGET; t++) {
-        c->resid[t] = 0.0;
-        if (!(c->w[t] > 0))
+        k->resid[t] = 0.0;
+        if (!(k->w[t] > 0))
             continue;
         double fit = 0.0;
         for (int j = 0; j < HCOMP_NFEAT; j++)
             fit += m->coef[t][j] * c->sx[t][j];
-        double r = (c->sy[t] - fit) / c->w[t];
-        c->resid[t] = isfinite(r) ? r : 0.0;
+        double r = (c->sy[t] - fit) / k->w[t];
+        k->resid[t] = isfinite(r) ? r : 0.0;
     }
 }
 
 static void local_residuals_all(hcomp_model *m)
 {
-    for (int i = 0; i < HCOMP_LOCAL_CLUSTERS; i++)
-        if (m->local[i].valid)
-            local_residuals(m, &m->local[i]);
+    for (int i = 0; i < m->nlocal; i++)
+        local_residuals(m, i);
 }
 
 /* The cluster of m whose anchor is nearest to (dtype, x) within the radius, or -1. */
@@ -170,9 +171,9 @@ static int local_find(const hcomp_model *m, int dtype, const double x[HCOMP_NFEA
 {
     int best = -1;
     double best_d = 1.0;
-    for (int i = 0; i < HCOMP_LOCAL_CLUSTERS; i++) {
-        const hcomp_local *c = &m->local[i];
-        if (!c->valid || c->dtype != dtype)
+    for (int i = 0; i < m->nlocal; i++) {
+        const hcomp_local_key *c = &m->local_key[i];
+        if (c->dtype != dtype)
             continue;
         double de = (x[1] - c->entropy) / HCOMP_LOCAL_ENTROPY;
         double dp = (x[2] - c->lprobe) / HCOMP_LOCAL_LPROBE;
@@ -192,33 +193,32 @@ static void local_add(hcomp_model *m, const hcomp_row *r)
         return;
     int i = local_find(m, r->dtype, x);
     if (i < 0) {            /* a new neighbourhood: a free cluster, else the stalest */
-        i = 0;
-        for (int k = 0; k < HCOMP_LOCAL_CLUSTERS; k++) {
-            if (!m->local[k].valid) {
-                i = k;
-                break;
-            }
-            if (m->local[k].used < m->local[i].used)
-                i = k;
+        if (m->nlocal < HCOMP_LOCAL_CLUSTERS)
+            i = m->nlocal++;
+        else {
+            i = 0;
+            for (int k = 1; k < HCOMP_LOCAL_CLUSTERS; k++)
+                if (m->local_sum[k].used < m->local_sum[i].used)
+                    i = k;
         }
-        hcomp_local *c = &m->local[i];
-        memset(c, 0, sizeof(*c));
-        c->valid = 1;
-        c->dtype = r->dtype;
-        c->entropy = x[1];
-        c->lprobe = x[2];
+        memset(&m->local_key[i], 0, sizeof(m->local_key[i]));
+        memset(&m->local_sum[i], 0, sizeof(m->local_sum[i]));
+        m->local_key[i].dtype = r->dtype;
+        m->local_key[i].entropy = x[1];
+        m->local_key[i].lprobe = x[2];
     }
-    hcomp_local *c = &m->local[i];
+    hcomp_local_key *k = &m->local_key[i];
+    hcomp_local_sums *c = &m->local_sum[i];
     c->used = ++m->local_tick;
     for (int t = 0; t < HCOMP_NTARGET; t++) {
         if (!(r->y[t] > 0))
             continue;
-        c->w[t] = c->w[t] * HCOMP_LOCAL_DECAY + 1.0;
+        k->w[t] = k->w[t] * HCOMP_LOCAL_DECAY + 1.0;
         c->sy[t] = c->sy[t] * HCOMP_LOCAL_DECAY + log(r->y[t]);
         for (int j = 0; j < HCOMP_NFEAT; j++)
             c->sx[t][j] = c->sx[t][j] * HCOMP_LOCAL_DECAY + x[j];
     }
-    local_residuals(m, c);
+    local_residuals(m, i);
 }
 
 /* Kernel regression on the clusters' residuals (Nadaraya-Watson): each cluster of the same
@@ -229,9 +229,9 @@ void hcomp_model_local_correction(const hcomp_model *m, int dtype, const double 
                                   double out[HCOMP_NTARGET])
 {
     double num[HCOMP_NTARGET] = {0}, den[HCOMP_NTARGET] = {0};
-    for (int i = 0; i < HCOMP_LOCAL_CLUSTERS; i++) {
-        const hcomp_local *c = &m->local[i];
-        if (!c->valid || c->dtype != dtype)
+    for (int i = 0; i < m->nlocal; i++) {
+        const hcomp_local_key *c = &m->local_key[i];
+        if (c->dtype != dtype)
             continue;
         double de = (x[1] - c->entropy) / HCOMP_LOCAL_ENTROPY;
         double dp = (x[2] - c->lprobe) / HCOMP_LOCAL_LPROBE;
