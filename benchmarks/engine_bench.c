@@ -1900,9 +1900,10 @@ int main(int argc, char **argv)
                "median of %d each) | %.3f / %.3f | %.0f%% | %.3f / %.3f | %.0f%% | %.3f / %.3f | "
                "%.0f%% |\n\nThe last row is no predictor: it is how well one measurement of "
                "the evaluation set predicts a second one of the same buffers on this machine. "
-               "A model of the data's features cannot be expected to beat it on speeds; where "
-               "its per-model R^2 is below the goal, the goal is out of reach of any "
-               "predictor on these timings.\n",
+               "Both carry the timing noise, so a perfect predictor of the underlying speeds "
+               "would score about 1 - (1 - R^2) / 2 of this row against the noisy "
+               "measurements: where that is below the goal, no predictor can meet it on these "
+               "timings.\n",
                o.reps, arep.r2_models[0], arep.r2_pooled[0], 100 * arep.mre[0],
                arep.r2_models[1], arep.r2_pooled[1], 100 * arep.mre[1], arep.r2_models[2],
                arep.r2_pooled[2], 100 * arep.mre[2]);

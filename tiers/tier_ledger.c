@@ -177,17 +177,39 @@ static unsigned long long ledger_set(ledger *l, uint64_t id, uint64_t bytes)
     return others;
 }
 
-/* The sum of the other live writers' lines, the ledger left as it is. */
-static unsigned long long ledger_others(const ledger *l, uint64_t id)
+/* The sum of the other live writers' lines, the ledger left as it is; *dead: whether
+ * it holds lines of dead writers. */
+static unsigned long long ledger_others(const ledger *l, uint64_t id, int *dead)
 {
     char host[64];
     long pid;
     self_key(host, &pid);
     unsigned long long others = 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (!line_mine(&l->v[i], host, pid, id) && !line_dead(&l->v[i], host, pid))
+    *dead = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (line_dead(&l->v[i], host, pid))
+            *dead = 1;
+        else if (!line_mine(&l->v[i], host, pid, id))
             others += l->v[i].bytes;
+    }
     return others;
+}
+
+/* Drop the lines of dead writers (a killed process's reservation), removing the ledger
+ * if none is left; best effort. */
+static void ledger_prune(const char *dir, uint64_t id, uint64_t budget)
+{
+    ledger l;
+    hcomp_error err;
+    if (ledger_lock(&l, dir, 0, &err) != HCOMP_OK)
+        return;
+    if (ledger_read(&l, &err) != HCOMP_OK) {
+        close(l.fd);
+        free(l.v);
+        return;
+    }
+    ledger_set(&l, id, budget);
+    ledger_write_unlock(&l, &err);
 }
 
 int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
@@ -247,21 +269,24 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t)
         w->avail_time = when;
         return w->budget + w->avail_cache;
     }
-    /* a query: the ledger is read under a shared lock and left as it is (dead lines
-     * go at the next reservation), and not created where there is none (creating
-     * and removing a file costs 80-100 us on a disk file system, every new file) */
+    /* a query: the ledger is read under a shared lock and left as it is unless it holds
+     * dead writers' lines, and not created where there is none (creating and removing a
+     * file costs 80-100 us on a disk file system, every new file) */
     ledger l;
     hcomp_error err;
     unsigned long long others = 0;
+    int dead = 0;
     int rc = ledger_lock(&l, w->base, 1, &err);
     if (rc == HCOMP_OK) {
         rc = ledger_read(&l, &err);
         if (rc == HCOMP_OK)
-            others = ledger_others(&l, w->ledger_id);
+            others = ledger_others(&l, w->ledger_id, &dead);
         free(l.v);
         close(l.fd);
         if (rc != HCOMP_OK)
             return w->budget;
+        if (dead)   /* rare: a writer was killed; its line goes now, not at the next reservation */
+            ledger_prune(w->base, w->ledger_id, w->budget);
     } else if (rc != HCOMP_E_NOENT)
         return w->budget;
     taken = hcomp_tier_usage(w->base) + others + w->budget;

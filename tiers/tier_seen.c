@@ -5,12 +5,13 @@
  * A file's first placement used to read the ledger and scan the tier's segment
  * directories itself (20-30 us a tier, every new file); a process writing a series
  * of files now takes the figure another of its files saw less than a second ago,
- * the same age a file already accepts from its own cache. The figure stays right
- * under the process's own changes: a write moves bytes from a reservation to disk
- * (no change), a release or a deletion by the process subtracts what it freed, and
- * anything else that frees space (draining, a failed segment removed) forgets
- * every figure, so that none is ever lower than a fresh read would give, except by
- * other processes' changes in that second, as before. */
+ * the same age a file already accepts from its own cache. The figure follows the
+ * process's own changes: a write moves bytes from a reservation to disk (no change), a
+ * release or a deletion by the process subtracts what it freed, and anything else that
+ * frees space (draining, a segment removed) forgets every figure. It never shows more
+ * room than the tier has, but for block rounding and other processes' changes in that
+ * second (as a file's own cache); the reservation, under the ledger's lock, is what
+ * keeps a tier from overfilling. */
 #include "../engine/file_internal.h"
 #include "../engine/util.h"
 

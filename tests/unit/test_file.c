@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hcomp.h"
@@ -762,6 +763,41 @@ static void test_drained_room_seen_by_next_file(void **state)
     freed_room_seen_by_next_file(*state, 1);
 }
 
+/* A writer killed while it held a reservation leaves its line in the tier's capacity
+ * ledger. The next writer that looks at the tier's room drops it (and the ledger with
+ * it), even one that places nothing there (the tier too small for any piece). */
+static void test_dead_writer_line_dropped(void **state)
+{
+    fixture *fx = *state;
+    write_config(fx, "2KiB");       /* less than the smallest piece: never written to */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    char host[64], ledger[PATH_MAX], line[256];
+    assert_int_equal(gethostname(host, sizeof(host)), 0);
+    host[sizeof(host) - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == ' ')
+            *c = '_';
+    join(ledger, fx->t0, ".hcomp-ledger");
+    snprintf(line, sizeof(line), "%s %ld 12345 2048\n", host, (long) child);
+    write_text(ledger, line);
+    const uint64_t len = 64 * KIB;
+    unsigned char *d = random_data(len, 5);
+    char path[PATH_MAX];
+    file_path(fx, "after-kill", path, sizeof(path));
+    hcomp_file *f = open_file(fx, path, HCOMP_O_WRONLY | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    assert_true(stored_on(path, "fast") == 0);      /* premise: nothing reserved there */
+    struct stat st;
+    if (lstat(ledger, &st) == 0)
+        fail_msg("the dead writer's ledger line is still in %s", ledger);
+    free(d);
+}
+
 static void test_raw_when_not_shrinking(void **state)
 {
     fixture *fx = *state;
@@ -1200,6 +1236,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_spill_to_second_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_room_seen_by_next_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drained_room_seen_by_next_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dead_writer_line_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_when_not_shrinking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stat_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vanished_tier, setup, teardown),

@@ -261,6 +261,48 @@ static void test_local_corrections(void **state)
     hcomp_predictor_free(p);
 }
 
+/* Loads of the embedded seed are independent models (the process parses it once and
+ * copies it): what one learns, the next load does not start from; and it saves, and so
+ * describes itself, exactly as a load of the seed parsed afresh. */
+static void test_embedded_loads_independent(void **state)
+{
+    (void) state;
+    hcomp_error err;
+    hcomp_predictor *a = NULL, *b = NULL;
+    assert_int_equal(hcomp_predictor_load(NULL, &a, &err), HCOMP_OK);
+    hcomp_features f = {HCOMP_DTYPE_FLOAT, HCOMP_DIST_NORMAL, 5.5, 1.6, 0};
+    hcomp_prediction before, learnt, fresh;
+    assert_int_equal(hcomp_predictor_predict(a, &f, HCOMP_CODEC_LZ4, 1, &before), HCOMP_OK);
+    hcomp_predictor_set_feedback_interval(a, 4);
+    size_t raw = 1 << 20, stored = (size_t) ((double) raw / (before.ratio * 2.0));
+    for (int i = 0; i < 32; i++)
+        assert_int_equal(hcomp_predictor_observe(a, &f, HCOMP_CODEC_LZ4, 1, raw, stored, 1e-3,
+                                                 5e-4), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict(a, &f, HCOMP_CODEC_LZ4, 1, &learnt), HCOMP_OK);
+    assert_true(learnt.ratio > before.ratio * 1.5);     /* premise: a learnt */
+    assert_int_equal(hcomp_predictor_load(NULL, &b, &err), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict(b, &f, HCOMP_CODEC_LZ4, 1, &fresh), HCOMP_OK);
+    assert_true(fresh.ratio == before.ratio && fresh.comp_Bps == before.comp_Bps &&
+                fresh.decomp_Bps == before.decomp_Bps);
+    assert_int_equal(hcomp_predictor_dirty(b), 0);
+    assert_true(hcomp_predictor_model_count(b) == hcomp_predictor_model_count(a));
+    /* the copy writes the same seed as the embedded text parsed afresh */
+    char *text = hcomp_seed_default_text(), *mine = hcomp_seed_dump(b);
+    hcomp_predictor *c = NULL;
+    assert_non_null(text);
+    assert_non_null(mine);
+    assert_int_equal(hcomp_seed_parse(text, strlen(text), "embedded default seed", &c, &err), HCOMP_OK);
+    char *theirs = hcomp_seed_dump(c);
+    assert_non_null(theirs);
+    assert_string_equal(mine, theirs);
+    free(text);
+    free(mine);
+    free(theirs);
+    hcomp_predictor_free(c);
+    hcomp_predictor_free(a);
+    hcomp_predictor_free(b);
+}
+
 static void test_feedback_disabled(void **state)
 {
     (void) state;
@@ -393,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_feedback_moves_prediction),
         cmocka_unit_test(test_normal_equations_match_svd),
         cmocka_unit_test(test_local_corrections),
+        cmocka_unit_test(test_embedded_loads_independent),
         cmocka_unit_test(test_feedback_disabled),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_threads),
