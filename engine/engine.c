@@ -285,6 +285,11 @@ typedef struct shared_analysis {
     double fp, fp2;
     uint64_t used, gen;
     hcomp_features feat, feat_sh;
+    /* the candidates (predictions) a copy of the embedded seed not yet refit made for
+     * these features with the default codec options: the same for every such copy, so
+     * the next file of a series need not predict again (0: none yet) */
+    int cand_n;
+    hcdp_candidate cand[HCDP_MAX_CANDIDATES];
 } shared_analysis;
 
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -311,9 +316,19 @@ static int shared_near(int dtype_hint, int want_sh, double fp, double fp2)
     return near;
 }
 
-/* Slot a takes a still young shared analysis of its kind, if there is one: 1 if it did. */
+/* Whether the file's candidates are those any file of the process would make for the
+ * same features: its predictor an unrefitted copy of the embedded seed, every codec and
+ * level allowed (weights do not enter predictions). */
+static int candidates_shareable(hcomp_file *f)
+{
+    return f->pred && f->opts.codec == NULL && f->opts.nallowed == 0 &&
+           hcomp_predictor_embedded_pristine(f->pred);
+}
+
+/* Slot a takes a still young shared analysis of its kind, if there is one: 1 if it did;
+ * with its candidates too when the file can use them (with_cand). */
 static int shared_take(hcomp_analysis_slot *a, int dtype_hint, int want_sh, double fp,
-                       double fp2)
+                       double fp2, int with_cand)
 {
     /* the slot keeps the task's own fingerprint: the file's later tasks are matched
      * against its data, not against the other file's */
@@ -331,9 +346,26 @@ static int shared_take(hcomp_analysis_slot *a, int dtype_hint, int want_sh, doub
         a->age = e->age;
         a->shared_ix = i;
         a->shared_gen = e->gen;
+        if (with_cand && e->cand_n > 0) {
+            a->plan_cand_n = e->cand_n;
+            memcpy(a->plan_cand, e->cand, sizeof(e->cand[0]) * (size_t) e->cand_n);
+            a->cand_valid = 1;
+        }
     }
     pthread_mutex_unlock(&shared_lock);
     return ok;
+}
+
+/* The candidates just made for slot a's shared analysis, for the process's next files. */
+static void shared_put_candidates(const hcomp_analysis_slot *a, const hcdp_input *in)
+{
+    pthread_mutex_lock(&shared_lock);
+    shared_analysis *e = &shared[a->shared_ix];
+    if (e->gen == a->shared_gen && in->ncand > 0) {
+        e->cand_n = in->ncand;
+        memcpy(e->cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
+    }
+    pthread_mutex_unlock(&shared_lock);
 }
 
 /* A new full analysis in slot a (second fingerprint fp2) replaces the shared one of its
@@ -363,6 +395,7 @@ static void shared_put(hcomp_analysis_slot *a, double fp2)
     e->gen = ++shared_gens;
     e->feat = a->feat;
     e->feat_sh = a->feat_sh;
+    e->cand_n = 0;
     a->shared_ix = i;
     a->shared_gen = e->gen;
     pthread_mutex_unlock(&shared_lock);
@@ -463,8 +496,13 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
     f->aslot_last = s;
     *reused = 0;
     double fp2 = small ? 0.0 : fingerprint2(buf, len, f->dtype_hint);
-    if (!small && shared_take(a, f->dtype_hint, want_sh, fp, fp2)) {
+    int with_cand = candidates_shareable(f);
+    if (!small && shared_take(a, f->dtype_hint, want_sh, fp, fp2, with_cand)) {
         f->stats.analyses_shared++;
+        if (a->cand_valid) {    /* predicted by an identical model: current for this file */
+            a->cand_options = f->options_gen;
+            a->cand_models = 0;
+        }
     } else {
         memset(&a->feat, 0, sizeof(a->feat));
         memset(&a->feat_sh, 0, sizeof(a->feat_sh));
@@ -570,16 +608,19 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     in->no_bound = 0;
     /* predictions change only with the features, the options and a refit */
     unsigned long models = f->pred ? hcomp_predictor_generation(f->pred) : 0;
-    if (reused && a->cand_valid && a->cand_options == f->options_gen && a->cand_models == models) {
+    if (a->cand_valid && a->cand_options == f->options_gen && a->cand_models == models) {
         in->ncand = a->plan_cand_n;
         memcpy(in->cand, a->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
     } else {
         candidates(f, plan);
+        f->stats.predictions++;
         a->cand_valid = 1;
         a->cand_options = f->options_gen;
         a->cand_models = models;
         a->plan_cand_n = in->ncand;
         memcpy(a->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
+        if (a->shared_ix >= 0 && candidates_shareable(f))
+            shared_put_candidates(a, in);
     }
     double t3 = hcomp_now();
     f->stats.plans++;

@@ -564,6 +564,8 @@ static int load_embedded(hcomp_predictor **out, hcomp_error *err)
     }
     if (rc == HCOMP_OK && (*out = predictor_copy(embedded)) == NULL)
         rc = hcomp_fail(err, HCOMP_E_NOMEM, "embedded default seed: out of memory");
+    if (rc == HCOMP_OK)
+        (*out)->embedded = 1;
     pthread_mutex_unlock(&embedded_lock);
     return rc;
 }
@@ -758,6 +760,14 @@ unsigned long hcomp_predictor_generation(hcomp_predictor *p)
     unsigned long g = p->generation;
     pthread_mutex_unlock(&p->mu);
     return g;
+}
+
+int hcomp_predictor_embedded_pristine(hcomp_predictor *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int pristine = p->embedded && p->generation == 0;
+    pthread_mutex_unlock(&p->mu);
+    return pristine;
 }
 
 unsigned long hcomp_predictor_dirty(const hcomp_predictor *p)

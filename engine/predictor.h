@@ -108,6 +108,7 @@ struct hcomp_predictor {
     unsigned interval;
     unsigned long dirty;
     unsigned long generation;   /* counts refits during the run: predictions made before differ */
+    int embedded;               /* a copy of the embedded seed (hcomp_predictor_load(NULL)) */
     char source[1024];
     /* provenance */
     char created[40];
@@ -142,6 +143,10 @@ int hcomp_predictor_predict_range(hcomp_predictor *p, const hcomp_features *f, s
 
 /* The count of refits so far: predictions made at the same count are still current. */
 unsigned long hcomp_predictor_generation(hcomp_predictor *p);
+
+/* 1 if p is a copy of the embedded seed not refit since: it predicts exactly as every
+ * other such copy (the process's files can share what it predicted). */
+int hcomp_predictor_embedded_pristine(hcomp_predictor *p);
 
 /* An empty predictor (no models), for the profiler and the seed reader. */
 hcomp_predictor *hcomp_predictor_new(void);

@@ -11,10 +11,11 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     for (int t = 0; t < cfg->ntiers; t++)
         stored += s->tier_stored[t];
     fprintf(out, "hcomp stats for %s: %llu tasks (%llu analysed in full, %llu analyses taken "
-            "from other files of the process, %llu planned by HCDP), %llu pieces, %llu bytes in, "
-            "%llu stored (ratio %.3f), %llu pieces byte-shuffled\n", path,
+            "from other files of the process, %llu predicted, %llu planned by HCDP), %llu pieces, "
+            "%llu bytes in, %llu stored (ratio %.3f), %llu pieces byte-shuffled\n", path,
             (unsigned long long) s->tasks, (unsigned long long) s->analyses,
-            (unsigned long long) s->analyses_shared, (unsigned long long) s->plans,
+            (unsigned long long) s->analyses_shared, (unsigned long long) s->predictions,
+            (unsigned long long) s->plans,
             (unsigned long long) s->pieces, (unsigned long long) s->bytes_in,
             (unsigned long long) stored, stored ? (double) s->bytes_in / (double) stored : 0.0,
             (unsigned long long) s->shuffled_pieces);
@@ -53,6 +54,7 @@ char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
     json_object_set_new(o, "analyses", json_integer((json_int_t) s->analyses));
     json_object_set_new(o, "analyses_shared", json_integer((json_int_t) s->analyses_shared));
     json_object_set_new(o, "plans", json_integer((json_int_t) s->plans));
+    json_object_set_new(o, "predictions", json_integer((json_int_t) s->predictions));
     json_object_set_new(o, "pieces", json_integer((json_int_t) s->pieces));
     json_object_set_new(o, "bytes_in", json_integer((json_int_t) s->bytes_in));
     json_object_set_new(o, "drained_bytes", json_integer((json_int_t) s->drained_bytes));

@@ -23,6 +23,7 @@ typedef struct hcomp_file_stats {
     uint64_t analyses;  /* full analyses (the other tasks reused one) */
     uint64_t analyses_shared; /* analyses taken from the process's other files */
     uint64_t plans;     /* tasks HCDP planned (the others reused a like task's plan) */
+    uint64_t predictions; /* tasks whose codecs were predicted (the others reused predictions) */
 #define HCOMP_TIME_FIELD(name, desc) double t_##name;
     HCOMP_TIME_LIST(HCOMP_TIME_FIELD)
 #undef HCOMP_TIME_FIELD

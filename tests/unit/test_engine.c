@@ -451,10 +451,9 @@ static void test_background_drain(void **state)
 /* Writes n tasks (task bytes each, task i from src[i]; dtype announced unless -1) into
  * the fixture's file (replacing it), checks that they read back, and returns the file's
  * statistics. */
-static hcomp_file_stats write_tasks(fixture *fx, int dtype, const void *const *src, size_t task,
-                                    size_t n)
+static hcomp_file_stats write_tasks_with(fixture *fx, hcomp_options *o, int dtype,
+                                         const void *const *src, size_t task, size_t n)
 {
-    hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
     hcomp_file *f;
     hcomp_error err;
     assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
@@ -476,6 +475,12 @@ static hcomp_file_stats write_tasks(fixture *fx, int dtype, const void *const *s
     hcomp_options_free(o);
     delete_file(fx);
     return st;
+}
+
+static hcomp_file_stats write_tasks(fixture *fx, int dtype, const void *const *src, size_t task,
+                                    size_t n)
+{
+    return write_tasks_with(fx, opts(fx, "hcomp_drain", "never", NULL), dtype, src, task, n);
 }
 
 /* n tasks alternating between text t and random bytes r (write_tasks). */
@@ -592,6 +597,37 @@ static void test_plan_reused_on_small_tier(void **state)
     free(t);
 }
 
+/* A second file of the same data takes the first file's analysis and, both predicting
+ * with unrefitted copies of the embedded seed and every codec allowed, its predictions:
+ * it predicts nothing itself. With codecs restricted (hcomp_codecs) it predicts again;
+ * what it writes reads back either way (write_tasks). */
+static void test_predictions_shared_by_like_files(void **state)
+{
+    fixture *fx = *state;
+    const size_t task = 64 * 1024, n = 4;
+    char *t = text(n * task);
+    const void *src[4];
+    for (size_t i = 0; i < n; i++)
+        src[i] = t + i * task;
+    /* too few pieces for a refit (the interval is 16), so no model changes; the first
+     * file predicts, or takes what an earlier test's file of this text predicted */
+    hcomp_file_stats first = write_tasks(fx, -1, src, task, n);
+    assert_true(first.analyses + first.analyses_shared >= 1);
+    hcomp_file_stats second = write_tasks(fx, -1, src, task, n);
+    if (second.analyses_shared < 1 || second.predictions != 0)
+        fail_msg("second file: %llu analyses taken, %llu predictions made; want its "
+                 "predictions taken with the analysis", (unsigned long long) second.analyses_shared,
+                 (unsigned long long) second.predictions);
+    hcomp_file_stats restricted = write_tasks_with(fx, opts(fx, "hcomp_drain", "never",
+                                                            "hcomp_codecs", "lz4,zstd", NULL),
+                                                   -1, src, task, n);
+    if (restricted.analyses_shared < 1 || restricted.predictions < 1)
+        fail_msg("codecs restricted: %llu analyses taken, %llu predictions made; want its own "
+                 "predictions", (unsigned long long) restricted.analyses_shared,
+                 (unsigned long long) restricted.predictions);
+    free(t);
+}
+
 /* Feedback: the model learns from measured pieces and is written back to the seed
  * the user named, at close, by the model's owner only. */
 /* Training rows (seed rows and saved observations) of zstd:3 in the seed at path (NULL:
@@ -681,6 +717,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_analysis_reused_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_reused_on_small_tier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_predictions_shared_by_like_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
