@@ -117,9 +117,14 @@ double hcomp_entropy_of_counts(const uint32_t *count, size_t n)
     pthread_once(&clog2c_once, clog2c_init);
     /* four sums: one would chain 256 additions of 4 cycles each */
     double sum[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int b = 0; b < 256; b++) {
-        uint32_t c = count[b];
-        sum[b & 3] += c < CLOG2C_TABLE ? clog2c_table[c] : c * log2((double) c);
+    if (n < CLOG2C_TABLE) {     /* no count above n: the table alone (twice as fast) */
+        for (int b = 0; b < 256; b++)
+            sum[b & 3] += clog2c_table[count[b]];
+    } else {
+        for (int b = 0; b < 256; b++) {
+            uint32_t c = count[b];
+            sum[b & 3] += c < CLOG2C_TABLE ? clog2c_table[c] : c * log2((double) c);
+        }
     }
     double e = log2((double) n) - (sum[0] + sum[1] + sum[2] + sum[3]) / (double) n;
     return e < 0.0 ? 0.0 : e; /* a rounding below 0 for constant data */
