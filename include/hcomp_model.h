@@ -73,7 +73,9 @@ typedef struct hcomp_prediction {
 typedef struct hcomp_predictor hcomp_predictor;
 
 /* Load a seed (docs/SEED.md); seed_path NULL or "": the embedded default seed made on
- * the development machine (scripts/make-default-seed). Refused seeds: HCOMP_E_CORRUPT
+ * the development machine (scripts/make-default-seed), parsed once per process and
+ * copied for each load (every predictor returned is its caller's own, to feed and free).
+ * Refused seeds: HCOMP_E_CORRUPT
  * (not JSON, truncated, not a seed), HCOMP_E_VERSION (another format version),
  * HCOMP_E_INVAL (missing or bad fields); HCOMP_E_NOENT/E_ACCESS/E_IO for the file.
  * The message names the file and the problem. */
