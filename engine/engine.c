@@ -543,16 +543,23 @@ static uint32_t room_signature(const hcdp_input *in, uint64_t len)
     return sig;
 }
 
-/* Whether a plan's own tier still suits it: a tier that could take the whole task twice
- * over does (every candidate fits there); a smaller one does while it holds the plan's
- * stored bytes twice and its room has not grown (rooms only enter HCDP as which
- * placements fit: with fewer of them than when it was made, the plan is still the best
- * one, as long as it fits itself). */
+/* Whether the rooms still suit a plan (one part, on tier t). Rooms enter HCDP only as
+ * which placements fit: with no more of them fitting than when the plan was made, and
+ * its own still fitting, the plan is still the best one. So: tier t could take the whole
+ * task twice over (every candidate fits), or holds the plan's stored bytes twice without
+ * having grown; and no faster tier that could not take every candidate then has grown
+ * (space freed there may draw the task up). Slower tiers are left to the signature: their
+ * free space moves with the file system's. */
 static int plan_room_holds(const hcomp_analysis_slot *a, const hcdp_input *in)
 {
     int t = a->plan_hcdp.part[0].tier;
     uint64_t room = in->tier[t].room;
-    return room / 2 >= a->plan_size || (room <= a->plan_room && room / 2 >= a->plan_need);
+    if (!(room / 2 >= a->plan_size || (room <= a->plan_rooms[t] && room / 2 >= a->plan_need)))
+        return 0;
+    for (int u = 0; u < t; u++)
+        if (in->tier[u].room > a->plan_rooms[u] && a->plan_rooms[u] / 2 < a->plan_size)
+            return 0;
+    return 1;
 }
 
 int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
@@ -637,11 +644,12 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
          * that could take it twice over (a split was made for rooms that change) */
         int part_tier = plan->hcdp.part[0].tier;
         const hcdp_candidate *c = &in->cand[plan->hcdp.part[0].cand];
-        a->plan_room = in->tier[part_tier].room;
+        for (int t = 0; t < in->ntiers; t++)
+            a->plan_rooms[t] = in->tier[t].room;
         a->plan_need = (uint64_t) ((double) len / (c->ratio > 1.0 ? c->ratio : 1.0)) +
                        HCOMP_PIECE_HEADER_SIZE;
         a->plan_valid = plan->hcdp.nparts == 1 &&
-                        ((sig >> part_tier & 1u) || a->plan_room / 2 >= a->plan_need);
+                        ((sig >> part_tier & 1u) || a->plan_rooms[part_tier] / 2 >= a->plan_need);
         a->plan_size = len;
         a->plan_sig = sig;
         a->plan_options = f->options_gen;

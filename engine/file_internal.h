@@ -50,9 +50,10 @@ typedef struct hcomp_analysis_slot {
     int plan_valid, plan_ntiers, plan_cand_n;
     uint64_t plan_size;
     uint32_t plan_sig;
-    /* a plan on a tier with less room than twice the task: that room and the plan's
-     * predicted stored bytes (reused while the room only shrinks and holds them twice) */
-    uint64_t plan_room, plan_need;
+    /* the tiers' rooms when the plan was made and its predicted stored bytes (a plan on
+     * a tier too small for the raw task twice is reused while that tier holds them twice
+     * and neither it nor a faster tier has grown) */
+    uint64_t plan_rooms[HCOMP_MAX_TIERS], plan_need;
     unsigned plan_options;
     /* the candidates (predictions) made for these features: valid while the options and
      * the predictor's models are those they were made with */

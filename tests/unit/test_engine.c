@@ -628,6 +628,46 @@ static void test_predictions_shared_by_like_files(void **state)
     free(t);
 }
 
+/* A reused plan gives way when a faster tier gains room: a file whose tasks went to the
+ * slow tier because the fast one was full moves its next task up once another file's
+ * deletion frees the fast tier, even by less than twice a task (the rooms' coarse
+ * signature does not change then). */
+static void test_plan_follows_freed_faster_tier(void **state)
+{
+    fixture *fx = *state;
+    write_config(fx, "96KiB");
+    const size_t task = 64 * 1024;
+    unsigned char *r = random_bytes(4 * task, 9);
+    char other[PATH_MAX];
+    snprintf(other, sizeof(other), "%s/other.h5c", fx->base);
+    hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
+    hcomp_file *b, *f;
+    hcomp_error err;
+    /* another file fills the fast tier */
+    assert_int_equal(hcomp_file_open(other, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &b, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_pwrite(b, r, 2 * task, 0, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_close(b, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_pwrite(f, r + 2 * task, task, 0, &err), HCOMP_OK);
+    assert_true(f->stats.tier_pieces[0] == 0);      /* premise: the fast tier was full */
+    assert_int_equal(hcomp_file_delete(other, &err), HCOMP_OK);
+    usleep(1100 * 1000);        /* the room of a tier a file saw is kept for a second */
+    assert_int_equal(hcomp_file_pwrite(f, r + 3 * task, task, task, &err), HCOMP_OK);
+    uint64_t fast = f->stats.tier_pieces[0], plans = f->stats.plans;
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    if (fast != 1)
+        fail_msg("after the fast tier was freed the next like task went %s (%llu plans made)",
+                 fast ? "there in parts" : "to the slow tier again", (unsigned long long) plans);
+    char *back = malloc(2 * task);
+    assert_non_null(back);
+    assert_int_equal(read_file(fx, back, 2 * task, &err), HCOMP_OK);
+    assert_memory_equal(back, r + 2 * task, 2 * task);
+    free(back);
+    delete_file(fx);
+    hcomp_options_free(o);
+    free(r);
+}
+
 /* Feedback: the model learns from measured pieces and is written back to the seed
  * the user named, at close, by the model's owner only. */
 /* Training rows (seed rows and saved observations) of zstd:3 in the seed at path (NULL:
@@ -718,6 +758,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_reused_on_small_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_predictions_shared_by_like_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_follows_freed_faster_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
