@@ -195,21 +195,23 @@ static unsigned long long ledger_others(const ledger *l, uint64_t id, int *dead)
     return others;
 }
 
-/* Drop the lines of dead writers (a killed process's reservation), removing the ledger
- * if none is left; best effort. */
-static void ledger_prune(const char *dir, uint64_t id, uint64_t budget)
+/* Set this writer's line to bytes (0: remove it) and drop dead writers' lines (a killed
+ * process's reservation), removing the ledger if none is left; best effort: 0 if the
+ * ledger could not be locked and read (nothing changed), else 1. */
+static int ledger_rewrite(const char *dir, uint64_t id, uint64_t bytes)
 {
     ledger l;
     hcomp_error err;
     if (ledger_lock(&l, dir, 0, &err) != HCOMP_OK)
-        return;
+        return 0;
     if (ledger_read(&l, &err) != HCOMP_OK) {
         close(l.fd);
         free(l.v);
-        return;
+        return 0;
     }
-    ledger_set(&l, id, budget);
+    ledger_set(&l, id, bytes);
     ledger_write_unlock(&l, &err);
+    return 1;
 }
 
 int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
@@ -286,7 +288,7 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t)
         if (rc != HCOMP_OK)
             return w->budget;
         if (dead)   /* rare: a writer was killed; its line goes now, not at the next reservation */
-            ledger_prune(w->base, w->ledger_id, w->budget);
+            (void) ledger_rewrite(w->base, w->ledger_id, w->budget);
     } else if (rc != HCOMP_E_NOENT)
         return w->budget;
     taken = hcomp_tier_usage(w->base) + others + w->budget;
@@ -301,17 +303,8 @@ void hcomp_tier_release(hcomp_file *f, int t)
     hcomp_tier_writer *w = &f->tw[t];
     if (!w->ready || f->cfg.tier[t].capacity == UINT64_MAX || !w->in_ledger)
         return;
-    ledger l;
-    hcomp_error err;
-    if (ledger_lock(&l, w->base, 0, &err) != HCOMP_OK)
+    if (!ledger_rewrite(w->base, w->ledger_id, 0))
         return;     /* the line goes when this process is found dead */
-    if (ledger_read(&l, &err) != HCOMP_OK) {
-        close(l.fd);
-        free(l.v);
-        return;
-    }
-    ledger_set(&l, w->ledger_id, 0);
-    ledger_write_unlock(&l, &err);
     /* what is left of the reservation was never written: free again */
     hcomp_tier_seen_freed(w->base, w->budget);
     w->budget = 0;
