@@ -92,6 +92,12 @@ static hcomp_options *opts(const fixture *fx, ...)
     return o;
 }
 
+/* The options of most tests here: node-local data left where it was placed. */
+static hcomp_options *drain_never(const fixture *fx)
+{
+    return opts(fx, "hcomp_drain", "never", NULL);
+}
+
 static void write_file(const fixture *fx, hcomp_options *o, int dtype, const void *buf, size_t len,
                        size_t task)
 {
@@ -200,7 +206,7 @@ static void test_auto_round_trip_by_kind(void **state)
     };
     unsigned char *back = malloc(len);
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-        hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
+        hcomp_options *o = drain_never(fx);
         write_file(fx, o, kinds[k].dtype, kinds[k].data, len, MIB);
         hcomp_options_free(o);
         hcomp_error err;
@@ -480,7 +486,7 @@ static hcomp_file_stats write_tasks_with(fixture *fx, hcomp_options *o, int dtyp
 static hcomp_file_stats write_tasks(fixture *fx, int dtype, const void *const *src, size_t task,
                                     size_t n)
 {
-    return write_tasks_with(fx, opts(fx, "hcomp_drain", "never", NULL), dtype, src, task, n);
+    return write_tasks_with(fx, drain_never(fx), dtype, src, task, n);
 }
 
 /* n tasks alternating between text t and random bytes r (write_tasks). */
@@ -532,13 +538,21 @@ static double *doubles(size_t n, unsigned seed, int spread)
 }
 
 /* n tasks of float64 (write_tasks). */
-static hcomp_file_stats write_doubles(fixture *fx, const double *data, size_t task, size_t n)
+/* n tasks of task bytes each, one after another in data (write_tasks_with; o is freed). */
+static hcomp_file_stats write_split(fixture *fx, hcomp_options *o, int dtype, const void *data,
+                                    size_t task, size_t n)
 {
     const void *src[64];
     assert_true(n <= 64);
     for (size_t i = 0; i < n; i++)
         src[i] = (const char *) data + i * task;
-    return write_tasks(fx, HCOMP_DTYPE_DOUBLE, src, task, n);
+    return write_tasks_with(fx, o, dtype, src, task, n);
+}
+
+static hcomp_file_stats write_doubles(fixture *fx, const double *data, size_t task, size_t n)
+{
+    return write_split(fx, drain_never(fx), HCOMP_DTYPE_DOUBLE, data,
+                       task, n);
 }
 
 /* Two kinds of float64 whose bytes fingerprint alike (middle 512 bytes within the 0.25
@@ -580,10 +594,7 @@ static void test_plan_reused_on_small_tier(void **state)
     write_config(fx, "384KiB");
     const size_t task = 256 * 1024, n = 32;
     char *t = text(n * task);
-    const void *src[32];
-    for (size_t i = 0; i < n; i++)
-        src[i] = t + i * task;
-    hcomp_file_stats st = write_tasks(fx, -1, src, task, n);
+    hcomp_file_stats st = write_split(fx, drain_never(fx), -1, t, task, n);
     uint64_t on_nvme = st.tier_pieces[0];
     if (on_nvme < 4)
         fail_msg("premise: %llu pieces on the 384 KiB tier, want 4 or more (compressed text)",
@@ -606,21 +617,17 @@ static void test_predictions_shared_by_like_files(void **state)
     fixture *fx = *state;
     const size_t task = 64 * 1024, n = 4;
     char *t = text(n * task);
-    const void *src[4];
-    for (size_t i = 0; i < n; i++)
-        src[i] = t + i * task;
     /* too few pieces for a refit (the interval is 16), so no model changes; the first
      * file predicts, or takes what an earlier test's file of this text predicted */
-    hcomp_file_stats first = write_tasks(fx, -1, src, task, n);
+    hcomp_file_stats first = write_split(fx, drain_never(fx), -1, t, task, n);
     assert_true(first.analyses + first.analyses_shared >= 1);
-    hcomp_file_stats second = write_tasks(fx, -1, src, task, n);
+    hcomp_file_stats second = write_split(fx, drain_never(fx), -1, t, task, n);
     if (second.analyses_shared < 1 || second.predictions != 0)
         fail_msg("second file: %llu analyses taken, %llu predictions made; want its "
                  "predictions taken with the analysis", (unsigned long long) second.analyses_shared,
                  (unsigned long long) second.predictions);
-    hcomp_file_stats restricted = write_tasks_with(fx, opts(fx, "hcomp_drain", "never",
-                                                            "hcomp_codecs", "lz4,zstd", NULL),
-                                                   -1, src, task, n);
+    hcomp_file_stats restricted = write_split(fx, opts(fx, "hcomp_drain", "never", "hcomp_codecs",
+                                                       "lz4,zstd", NULL), -1, t, task, n);
     if (restricted.analyses_shared < 1 || restricted.predictions < 1)
         fail_msg("codecs restricted: %llu analyses taken, %llu predictions made; want its own "
                  "predictions", (unsigned long long) restricted.analyses_shared,
@@ -640,7 +647,7 @@ static void test_plan_follows_freed_faster_tier(void **state)
     unsigned char *r = random_bytes(4 * task, 9);
     char other[PATH_MAX];
     snprintf(other, sizeof(other), "%s/other.h5c", fx->base);
-    hcomp_options *o = opts(fx, "hcomp_drain", "never", NULL);
+    hcomp_options *o = drain_never(fx);
     hcomp_file *b, *f;
     hcomp_error err;
     /* another file fills the fast tier */
