@@ -276,8 +276,9 @@ static double fingerprint2(const void *buf, uint64_t len, int dtype_hint)
  * own slots know no analysis for a task takes one that another file of the process made
  * for data of the same element type that fingerprints alike, with the uses it has had,
  * so that each kind is analysed once per REANALYZE_EVERY tasks of the process rather
- * than once more in every file. Features depend on the data alone; plans and predictions
- * (options, tiers, models) stay with each file. */
+ * than once more in every file. Features depend on the data alone; plans (options, tiers)
+ * stay with each file, and predictions too unless every file would make the same ones
+ * (candidates_shareable). */
 #define SHARED_ANALYSES 64
 typedef struct shared_analysis {
     int valid, has_sh, dtype_hint, want_sh;
