@@ -164,8 +164,6 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
         rc = hcomp_log_append(f, &f->batch, err);
     /* recorded: the old copies can go (a failure above leaves them valid and in use) */
     int last_fd = -1;
-    if (nholes > 0 && rc == HCOMP_OK)
-        hcomp_tier_seen_forget_all();   /* the holes free space the tiers' figures hold */
     for (size_t i = 0; i < nholes; i++) {
         if (rc == HCOMP_OK)
             (void) fallocate(holes[i].fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,

@@ -46,10 +46,8 @@ static void remove_emptied_segments(hcomp_file *f, const char *dest, hcomp_drain
                 close(g->fd);
                 g->fd = -1;
             }
-            if (unlink(g->path) == 0) {
+            if (unlink(g->path) == 0)
                 res->segments_removed++;
-                hcomp_tier_seen_forget_all();
-            }
             char dir[PATH_MAX];
             snprintf(dir, sizeof(dir), "%s", g->path);
             char *slash = strrchr(dir, '/');

@@ -41,23 +41,6 @@ static int remove_segment_dir(const char *file, const char *dir, hcomp_error *er
     return rc;
 }
 
-/* Tell the process's view of the tiers that a segment's space is free: a segment is
- * <tier directory>/<file>.hcd/<segment>, and the view names tiers by their directory. */
-static void seen_freed(const char *segment, uint64_t bytes)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", segment);
-    for (int up = 0; up < 2; up++) {
-        char *slash = strrchr(dir, '/');
-        if (slash == NULL || slash == dir) {
-            hcomp_tier_seen_forget_all();   /* a name we cannot place: forget instead */
-            return;
-        }
-        *slash = '\0';
-    }
-    hcomp_tier_seen_freed(dir, bytes);
-}
-
 int hcomp_file_delete(const char *path, hcomp_error *err)
 {
     hcomp_ok(err);
@@ -81,12 +64,8 @@ int hcomp_file_delete(const char *path, hcomp_error *err)
     /* segment files first, then each distinct directory */
     for (size_t i = 0; i < f->nsegs && rc == HCOMP_OK; i++) {
         const char *p = f->segs[i].path;
-        struct stat st;
-        int counted = p && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
         if (p && unlink(p) != 0 && errno != ENOENT)
             rc = hcomp_fail_errno(err, errno, "%s: removing segment %s", path, p);
-        else if (counted)
-            seen_freed(p, (uint64_t) st.st_blocks * 512);
     }
     for (size_t i = 0; i < f->nsegs && rc == HCOMP_OK; i++) {
         if (f->segs[i].path == NULL)

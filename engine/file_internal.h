@@ -240,17 +240,6 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t);
 void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0);
 void hcomp_tier_release(hcomp_file *f, int t);
 
-/* tiers/tier_seen.c: the bytes taken on each capacity-limited tier (segments plus
- * reservations) as the process's last ledger read or reservation saw them, shared by
- * its files for a second. */
-void hcomp_tier_seen_set(const char *tier_dir, uint64_t taken);
-/* 1 and the figure with its time if one is younger than a second, else 0. */
-int hcomp_tier_seen_get(const char *tier_dir, uint64_t *taken, double *when);
-/* The process freed bytes on the tier (a reservation released, segments deleted). */
-void hcomp_tier_seen_freed(const char *tier_dir, uint64_t bytes);
-/* The process freed space it did not count (draining, repairs): drop every figure. */
-void hcomp_tier_seen_forget_all(void);
-
 /* helpers */
 int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);
 /* *arrayp (a pointer to an array of elem-byte elements) grown, doubling, to hold need

@@ -179,7 +179,6 @@ static void find_orphans(hcomp_file *f, int repair, const hcomp_tool_io *io,
             res->orphan_bytes += (uint64_t) st.st_size;
             if (repair && unlink(p) == 0) {
                 res->orphans_removed++;
-                hcomp_tier_seen_forget_all();
                 hcomp_fsck_say(io, "removed %s: a segment file no record names (%llu bytes, "
                                "never part of the file)", p, (unsigned long long) st.st_size);
             } else

@@ -242,11 +242,9 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
     if (grant > avail)
         grant = avail;
     w->budget += grant;
-    /* what hcomp_tier_available would read now: cache it rather than read it again,
-     * for this file and the process's other files */
+    /* what hcomp_tier_available would read now: cache it rather than read it again */
     w->avail_cache = avail - grant;
     w->avail_time = hcomp_now();
-    hcomp_tier_seen_set(w->base, taken + grant);
     w->exhausted_at = grant == 0 ? hcomp_now() : 0;
     ledger_set(&l, w->ledger_id, w->budget);
     w->in_ledger = w->budget > 0;
@@ -262,15 +260,6 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t)
     double now = hcomp_now();
     if (w->avail_time > 0 && now - w->avail_time < 1.0)
         return w->budget + w->avail_cache;
-    uint64_t taken;
-    double when;
-    if (hcomp_tier_seen_get(w->base, &taken, &when)) {
-        /* another file of the process saw the tier less than a second ago; its figure
-         * counts this opener's reservation, if any, as the ledger does */
-        w->avail_cache = tier->capacity > taken ? tier->capacity - taken : 0;
-        w->avail_time = when;
-        return w->budget + w->avail_cache;
-    }
     /* a query: the ledger is read under a shared lock and left as it is unless it holds
      * dead writers' lines, and not created where there is none (creating and removing a
      * file costs 80-100 us on a disk file system, every new file) */
@@ -291,10 +280,9 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t)
             (void) ledger_rewrite(w->base, w->ledger_id, w->budget);
     } else if (rc != HCOMP_E_NOENT)
         return w->budget;
-    taken = hcomp_tier_usage(w->base) + others + w->budget;
+    uint64_t taken = hcomp_tier_usage(w->base) + others + w->budget;
     w->avail_cache = tier->capacity > taken ? tier->capacity - taken : 0;
     w->avail_time = now;
-    hcomp_tier_seen_set(w->base, taken);
     return w->budget + w->avail_cache;
 }
 
@@ -305,8 +293,6 @@ void hcomp_tier_release(hcomp_file *f, int t)
         return;
     if (!ledger_rewrite(w->base, w->ledger_id, 0))
         return;     /* the line goes when this process is found dead */
-    /* what is left of the reservation was never written: free again */
-    hcomp_tier_seen_freed(w->base, w->budget);
     w->budget = 0;
     w->in_ledger = 0;
 }

@@ -176,7 +176,6 @@ void hcomp_tier_remove_own_segments(hcomp_file *f, int node_local_only)
         w->seg_fd = -1;
         unlink(path);
         rmdir(w->dir);          /* fails, harmlessly, while other openers' segments remain */
-        hcomp_tier_seen_forget_all();
     }
 }
 

@@ -719,9 +719,9 @@ static uint64_t stored_on(const char *path, const char *tier)
 }
 
 /* A file writes 48 KiB into the 64 KiB fast tier, then goes (deleted, or its node-local
- * data drained to the slow tier at close); a file opened at once, within the second the
- * process shares what it saw of a tier, finds the fast tier's room again and is stored
- * there whole. Each way of freeing space must reach the process's figure for the tier. */
+ * data drained to the slow tier at close); a file opened at once finds the fast tier's
+ * room again and is stored there whole: no figure of the tier the first file saw (its
+ * own is kept for a second) may outlive it. */
 static void freed_room_seen_by_next_file(fixture *fx, int drain)
 {
     write_config(fx, "64KiB");
@@ -761,6 +761,41 @@ static void test_deleted_room_seen_by_next_file(void **state)
 static void test_drained_room_seen_by_next_file(void **state)
 {
     freed_room_seen_by_next_file(*state, 1);
+}
+
+/* Another process (an MPI rank, here a forked child) deletes a file that filled the fast
+ * tier; this process's next file, opened at once, must see the room: what this process
+ * saw of the tier a moment ago is no guide after another process's changes. */
+static void test_room_freed_by_another_process(void **state)
+{
+    fixture *fx = *state;
+    write_config(fx, "64KiB");
+    const uint64_t len = 48 * KIB;
+    unsigned char *d = random_data(len, 23);
+    char first[PATH_MAX], second[PATH_MAX];
+    file_path(fx, "first", first, sizeof(first));
+    file_path(fx, "second", second, sizeof(second));
+    hcomp_file *f = open_file(fx, first, HCOMP_O_WRONLY | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    assert_true(stored_on(first, "fast") == len + HCOMP_PIECE_HEADER_SIZE);    /* premise */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        hcomp_error err;
+        _exit(hcomp_file_delete(first, &err) == HCOMP_OK ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    f = open_file(fx, second, HCOMP_O_WRONLY | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    uint64_t fast = stored_on(second, "fast");
+    if (fast != len + HCOMP_PIECE_HEADER_SIZE)
+        fail_msg("after another process deleted the first file, the second stored %llu of "
+                 "%llu bytes on the fast tier", (unsigned long long) fast, (unsigned long long) len);
+    free(d);
 }
 
 /* A writer killed while it held a reservation leaves its line in the tier's capacity
@@ -1237,6 +1272,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deleted_room_seen_by_next_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drained_room_seen_by_next_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dead_writer_line_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_room_freed_by_another_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_when_not_shrinking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stat_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vanished_tier, setup, teardown),
