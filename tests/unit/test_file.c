@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <spawn.h>
 #include <unistd.h>
 
 #include "hcomp.h"
@@ -782,8 +783,13 @@ static void test_room_freed_by_another_process(void **state)
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
+        /* the child leaves through exec, not exit: a forked copy of a threaded process
+         * holds the threads' buffers unreachable, and a leak check at its exit (valgrind
+         * follows forks) would report them */
         hcomp_error err;
-        _exit(hcomp_file_delete(first, &err) == HCOMP_OK ? 0 : 1);
+        const char *status = hcomp_file_delete(first, &err) == HCOMP_OK ? "true" : "false";
+        execlp(status, status, (char *) NULL);
+        _exit(2);
     }
     int status = 0;
     assert_int_equal(waitpid(child, &status, 0), child);
@@ -805,10 +811,9 @@ static void test_dead_writer_line_dropped(void **state)
 {
     fixture *fx = *state;
     write_config(fx, "2KiB");       /* less than the smallest piece: never written to */
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0)
-        _exit(0);
+    pid_t child;    /* a process that has ended: its pid is a dead writer's */
+    char *argv[] = {"true", NULL};
+    assert_int_equal(posix_spawnp(&child, "true", NULL, NULL, argv, environ), 0);
     assert_int_equal(waitpid(child, NULL, 0), child);
     char host[64], ledger[PATH_MAX], line[256];
     assert_int_equal(gethostname(host, sizeof(host)), 0);
