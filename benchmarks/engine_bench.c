@@ -1870,9 +1870,10 @@ int main(int argc, char **argv)
                "(never fed back). The *next run* row saves the predictor so fed back as a seed "
                "and loads it again, as a run with `hcomp_seed` does at its close and the next "
                "run at its open (the observations become seed rows and enter the local "
-               "corrections); within the run, each model's observations since its last refit "
-               "(up to 15 with the interval of 16) are not fed back yet; the row with "
-               "`hcomp_feedback_interval=1` refits at every observation, so none is pending.\n\n",
+               "corrections); within the run, every observation has corrected its "
+               "neighbourhood as it came and the regression was last refit at the model's "
+               "last multiple of 16 observations; the row with `hcomp_feedback_interval=1` "
+               "refits the regression at every observation too.\n\n",
                o.eval_buffers, nev, nsh, nm, nev * nm, o.reps, o.warm_buffers, nobs);
         printf("| predictor | ratio R^2 (models / pooled) | ratio MRE | compression speed R^2 "
                "(models / pooled) | comp. MRE | decompression speed R^2 (models / pooled) | "
@@ -1885,7 +1886,7 @@ int main(int argc, char **argv)
                              "in the run, after feedback from writes only (a file never read "
                              "back)",
                              "in the run, writes and reads, `hcomp_feedback_interval=1` (every "
-                             "observation refits its model)",
+                             "observation refits its model's regression)",
                              "**the next run**: the seed the close wrote back (`hcomp_seed`), "
                              "loaded again"};
         for (int i = 0; i < 5; i++)

@@ -121,12 +121,9 @@ static int allowed(const hcomp_options *o, unsigned codec, int level)
     return 0;
 }
 
-static void add_candidate(hcdp_input *in, unsigned codec, int level, int filter,
-                          const hcomp_prediction *p)
+static void cand_set(hcdp_candidate *c, unsigned codec, int level, int filter,
+                     const hcomp_prediction *p)
 {
-    if (in->ncand >= HCDP_MAX_CANDIDATES)
-        return;
-    hcdp_candidate *c = &in->cand[in->ncand++];
     c->codec = codec;
     c->level = level;
     c->filter = filter;
@@ -135,12 +132,22 @@ static void add_candidate(hcdp_input *in, unsigned codec, int level, int filter,
     c->decomp_Bps = p->decomp_Bps;
 }
 
+static void add_candidate(hcdp_input *in, unsigned codec, int level, int filter,
+                          const hcomp_prediction *p)
+{
+    if (in->ncand < HCDP_MAX_CANDIDATES)
+        cand_set(&in->cand[in->ncand++], codec, level, filter, p);
+}
+
 static int incompressible(const hcomp_features *ft)
 {
     return ft->sampled >= 4096 && ft->entropy > 7.9 && ft->probe_ratio < 1.02;
 }
 
-static void candidates(hcomp_file *f, hcomp_task_plan *plan)
+/* The task's candidates into plan->input; with base, also the same candidates as the
+ * models' lines alone predict them (no local corrections), what the process's other files
+ * can start from (shared_put_candidates). */
+static void candidates(hcomp_file *f, hcomp_task_plan *plan, hcdp_candidate *base)
 {
     hcdp_input *in = &plan->input;
     const hcomp_options *o = &f->opts;
@@ -156,6 +163,8 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan)
     }
     hcomp_prediction raw = {1, 0, 0};
     add_candidate(in, HCOMP_CODEC_NONE, 0, HCOMP_FILTER_NONE, &raw);
+    if (base != NULL)
+        base[0] = in->cand[0];
     if (o->codec != NULL)       /* "none" */
         return;
     int filter = dtype_filter(plan->feat.dtype);
@@ -177,10 +186,17 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan)
             const hcomp_model_prediction *m = pok ? &pp[i] : &ps[i];   /* same model */
             if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
                 continue;
-            if (pok)
+            if (pok && in->ncand < HCDP_MAX_CANDIDATES) {
+                if (base != NULL)
+                    cand_set(&base[in->ncand], pp[i].codec, pp[i].level, HCOMP_FILTER_NONE,
+                             &pp[i].line);
                 add_candidate(in, pp[i].codec, pp[i].level, HCOMP_FILTER_NONE, &pp[i].pred);
-            if (sok)
+            }
+            if (sok && in->ncand < HCDP_MAX_CANDIDATES) {
+                if (base != NULL)
+                    cand_set(&base[in->ncand], ps[i].codec, ps[i].level, filter, &ps[i].line);
                 add_candidate(in, ps[i].codec, ps[i].level, filter, &ps[i].pred);
+            }
         }
     }
 }
@@ -317,9 +333,9 @@ static int shared_near(int dtype_hint, int want_sh, double fp, double fp2)
     return near;
 }
 
-/* Whether the file's candidates are those any file of the process would make for the
- * same features: its predictor an unrefitted copy of the embedded seed, every codec and
- * level allowed (weights do not enter predictions). */
+/* Whether the file's candidates are, but for its local corrections, those any file of the
+ * process would make for the same features: its predictor an unrefitted copy of the
+ * embedded seed, every codec and level allowed (weights do not enter predictions). */
 static int candidates_shareable(hcomp_file *f)
 {
     return f->pred && f->opts.codec == NULL && f->opts.nallowed == 0 &&
@@ -357,16 +373,46 @@ static int shared_take(hcomp_analysis_slot *a, int dtype_hint, int want_sh, doub
     return ok;
 }
 
-/* The candidates just made for slot a's shared analysis, for the process's next files. */
-static void shared_put_candidates(const hcomp_analysis_slot *a, const hcdp_input *in)
+/* The candidates just made for slot a's shared analysis, as the lines predict them, for
+ * the process's next files. */
+static void shared_put_candidates(const hcomp_analysis_slot *a, const hcdp_candidate *base,
+                                  int n)
 {
     pthread_mutex_lock(&shared_lock);
     shared_analysis *e = &shared[a->shared_ix];
-    if (e->gen == a->shared_gen && in->ncand > 0) {
-        e->cand_n = in->ncand;
-        memcpy(e->cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
+    if (e->gen == a->shared_gen && n > 0) {
+        e->cand_n = n;
+        memcpy(e->cand, base, sizeof(base[0]) * (size_t) n);
     }
     pthread_mutex_unlock(&shared_lock);
+}
+
+/* Slot a's candidates, taken as the shared lines predict them, with the file's own local
+ * corrections: the models it has corrected for the data's element type (a few: those of
+ * the codecs it chose) predict again; with more than a few, all do (0 returned). */
+static int shared_localise(hcomp_file *f, hcomp_analysis_slot *a)
+{
+    enum { FEW = 8 };
+    unsigned codec[FEW];
+    int level[FEW];
+    size_t n = hcomp_predictor_corrected(f->pred, a->feat.dtype, codec, level, FEW);
+    if (n > FEW || (a->has_sh && a->feat_sh.dtype != a->feat.dtype))
+        return 0;
+    for (int i = 1; i < a->plan_cand_n && n > 0; i++) {
+        hcdp_candidate *c = &a->plan_cand[i];
+        for (size_t k = 0; k < n; k++) {
+            if (codec[k] != c->codec || level[k] != c->level)
+                continue;
+            hcomp_prediction p;
+            if (hcomp_predictor_predict(f->pred, c->filter ? &a->feat_sh : &a->feat, c->codec,
+                                        c->level, &p) != HCOMP_OK)
+                return 0;
+            c->ratio = p.ratio;
+            c->comp_Bps = p.comp_Bps;
+            c->decomp_Bps = p.decomp_Bps;
+        }
+    }
+    return 1;
 }
 
 /* A new full analysis in slot a (second fingerprint fp2) replaces the shared one of its
@@ -500,7 +546,9 @@ static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task
     int with_cand = candidates_shareable(f);
     if (!small && shared_take(a, f->dtype_hint, want_sh, fp, fp2, with_cand)) {
         f->stats.analyses_shared++;
-        if (a->cand_valid) {    /* predicted by an identical model: current for this file */
+        /* the lines of an identical model, plus this file's corrections: current for it */
+        a->cand_valid = a->cand_valid && shared_localise(f, a);
+        if (a->cand_valid) {
             a->cand_options = f->options_gen;
             a->cand_models = 0;
         }
@@ -620,15 +668,17 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         in->ncand = a->plan_cand_n;
         memcpy(in->cand, a->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
     } else {
-        candidates(f, plan);
+        hcdp_candidate base[HCDP_MAX_CANDIDATES];
+        int share = a->shared_ix >= 0 && candidates_shareable(f);
+        candidates(f, plan, share ? base : NULL);
         f->stats.predictions++;
         a->cand_valid = 1;
         a->cand_options = f->options_gen;
         a->cand_models = models;
         a->plan_cand_n = in->ncand;
         memcpy(a->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
-        if (a->shared_ix >= 0 && candidates_shareable(f))
-            shared_put_candidates(a, in);
+        if (share)
+            shared_put_candidates(a, base, in->ncand);
     }
     double t3 = hcomp_now();
     f->stats.plans++;
@@ -684,7 +734,7 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
         in->w.wd /= sum;
         in->w.wr /= sum;
     }
-    candidates(f, &plan);
+    candidates(f, &plan, NULL);
     in->ntiers = 1;
     tier_speed(f, t, &in->tier[0]);
     in->tier[0].room = UINT64_MAX / 4;

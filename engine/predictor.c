@@ -124,8 +124,10 @@ hcomp_model *hcomp_predictor_model(hcomp_predictor *p, unsigned codec, int level
     memset(m, 0, sizeof(*m));
     m->codec = codec;
     m->level = level;
-    for (int t = 0; t < HCOMP_NTARGET; t++)
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
         m->r2[t] = NAN;
+        m->obs_gain[t] = 1.0;
+    }
     p->index[codec][slot] = (int16_t) p->nmodels;
     p->nmodels++;
     return m;
@@ -166,6 +168,14 @@ static void local_residuals_all(hcomp_model *m)
         local_residuals(m, i);
 }
 
+/* The squared distance of x from cluster c's anchor, in cluster radii. */
+static inline double local_dist2(const hcomp_local_key *c, const double x[HCOMP_NFEAT])
+{
+    double de = (x[1] - c->entropy) * (1.0 / HCOMP_LOCAL_ENTROPY);
+    double dp = (x[2] - c->lprobe) * (1.0 / HCOMP_LOCAL_LPROBE);
+    return de * de + dp * dp;
+}
+
 /* The cluster of m whose anchor is nearest to (dtype, x) within the radius, or -1. */
 static int local_find(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT])
 {
@@ -175,9 +185,7 @@ static int local_find(const hcomp_model *m, int dtype, const double x[HCOMP_NFEA
         const hcomp_local_key *c = &m->local_key[i];
         if (c->dtype != dtype)
             continue;
-        double de = (x[1] - c->entropy) / HCOMP_LOCAL_ENTROPY;
-        double dp = (x[2] - c->lprobe) / HCOMP_LOCAL_LPROBE;
-        double d = de * de + dp * dp;
+        double d = local_dist2(c, x);
         if (d <= best_d) {
             best_d = d;
             best = i;
@@ -186,12 +194,12 @@ static int local_find(const hcomp_model *m, int dtype, const double x[HCOMP_NFEA
     return best;
 }
 
-static void local_add(hcomp_model *m, const hcomp_row *r)
+/* An observation of element type dtype, feature vector x and log targets ly (NaN where
+ * unknown) into its cluster. */
+static void local_add(hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
+                      const double ly[HCOMP_NTARGET])
 {
-    double x[HCOMP_NFEAT];
-    if (hcomp_feature_vector(r->dtype, r->dist, r->entropy, r->probe_ratio, x) != 0)
-        return;
-    int i = local_find(m, r->dtype, x);
+    int i = local_find(m, dtype, x);
     if (i < 0) {            /* a new neighbourhood: a free cluster, else the stalest */
         if (m->nlocal < HCOMP_LOCAL_CLUSTERS)
             i = m->nlocal++;
@@ -203,18 +211,21 @@ static void local_add(hcomp_model *m, const hcomp_row *r)
         }
         memset(&m->local_key[i], 0, sizeof(m->local_key[i]));
         memset(&m->local_sum[i], 0, sizeof(m->local_sum[i]));
-        m->local_key[i].dtype = r->dtype;
+        m->local_key[i].dtype = dtype;
         m->local_key[i].entropy = x[1];
         m->local_key[i].lprobe = x[2];
+        m->local_dtypes = 0;      /* a replaced cluster may have been its type's last */
+        for (int k = 0; k < m->nlocal; k++)
+            m->local_dtypes |= 1u << m->local_key[k].dtype;
     }
     hcomp_local_key *k = &m->local_key[i];
     hcomp_local_sums *c = &m->local_sum[i];
     c->used = ++m->local_tick;
     for (int t = 0; t < HCOMP_NTARGET; t++) {
-        if (!(r->y[t] > 0))
+        if (isnan(ly[t]))
             continue;
         k->w[t] = k->w[t] * HCOMP_LOCAL_DECAY + 1.0;
-        c->sy[t] = c->sy[t] * HCOMP_LOCAL_DECAY + log(r->y[t]);
+        c->sy[t] = c->sy[t] * HCOMP_LOCAL_DECAY + ly[t];
         for (int j = 0; j < HCOMP_NFEAT; j++)
             c->sx[t][j] = c->sx[t][j] * HCOMP_LOCAL_DECAY + x[j];
     }
@@ -233,9 +244,7 @@ void hcomp_model_local_correction(const hcomp_model *m, int dtype, const double 
         const hcomp_local_key *c = &m->local_key[i];
         if (c->dtype != dtype)
             continue;
-        double de = (x[1] - c->entropy) / HCOMP_LOCAL_ENTROPY;
-        double dp = (x[2] - c->lprobe) / HCOMP_LOCAL_LPROBE;
-        double q = 1.0 + (de * de + dp * dp) / HCOMP_LOCAL_BANDWIDTH2;
+        double q = 1.0 + local_dist2(c, x) * (1.0 / HCOMP_LOCAL_BANDWIDTH2);
         double k = 1.0 / (q * q);
         for (int t = 0; t < HCOMP_NTARGET; t++) {
             num[t] += k * c->w[t] * c->resid[t];
@@ -258,8 +267,14 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
     }
     m->rows[m->nrows] = *row;
     hcomp_row_round(&m->rows[m->nrows]);
-    if (row->observed)
-        local_add(m, &m->rows[m->nrows]);
+    const hcomp_row *r = &m->rows[m->nrows];
+    double x[HCOMP_NFEAT], ly[HCOMP_NTARGET];
+    if (r->observed && hcomp_feature_vector(r->dtype, r->dist, r->entropy, r->probe_ratio,
+                                            x) == 0) {
+        for (int t = 0; t < HCOMP_NTARGET; t++)
+            ly[t] = r->y[t] > 0 ? log(r->y[t]) : NAN;
+        local_add(m, r->dtype, x, ly);
+    }
     m->nrows++;
     m->rows_ne_valid = 0;
     return HCOMP_OK;
@@ -351,10 +366,17 @@ static int fit_target_svd(hcomp_model *m, int t)
 
 static void normal_add(hcomp_normal *ne, const double x[HCOMP_NFEAT], double y, double w)
 {
-    for (int i = 0; i < HCOMP_NFEAT; i++) {
-        for (int j = 0; j < HCOMP_NFEAT; j++)
-            ne->A[i][j] += w * x[i] * x[j];
-        ne->b[i] += w * x[i] * y;
+    /* at most 5 of the 10 features are non-zero (the type and distribution are one-hot) */
+    int nz[HCOMP_NFEAT], k = 0;
+    for (int i = 0; i < HCOMP_NFEAT; i++)
+        if (x[i] != 0.0)
+            nz[k++] = i;
+    for (int a = 0; a < k; a++) {
+        int i = nz[a];
+        double wx = w * x[i];
+        for (int b = 0; b < k; b++)
+            ne->A[i][nz[b]] += wx * x[nz[b]];
+        ne->b[i] += wx * y;
     }
     ne->yy += w * y * y;
     ne->n++;
@@ -396,10 +418,11 @@ static int fit_target_normal(hcomp_model *m, int t)
         return 0;
     double A[HCOMP_NFEAT][HCOMP_NFEAT], M[HCOMP_NFEAT * HCOMP_NFEAT], z[HCOMP_NFEAT];
     double b[HCOMP_NFEAT], d[HCOMP_NFEAT];
+    double g = m->obs_gain[t] > 0 ? 1.0 / m->obs_gain[t] : 1.0;
     for (int i = 0; i < HCOMP_NFEAT; i++) {
         for (int j = 0; j < HCOMP_NFEAT; j++)
-            A[i][j] = r->A[i][j] + o->A[i][j];
-        b[i] = r->b[i] + o->b[i];
+            A[i][j] = r->A[i][j] + g * o->A[i][j];
+        b[i] = r->b[i] + g * o->b[i];
         d[i] = A[i][i] > 0 ? 1.0 / sqrt(A[i][i]) : 1.0;
     }
     for (int i = 0; i < HCOMP_NFEAT; i++)
@@ -420,7 +443,7 @@ static int fit_target_normal(hcomp_model *m, int t)
             return 0;
     }
     /* R^2 from the sums: x[0] is 1, so A[0][0] = sum w and b[0] = sum w y */
-    double yy = r->yy + o->yy, sse = yy, sst = yy - b[0] * b[0] / A[0][0];
+    double yy = r->yy + g * o->yy, sse = yy, sst = yy - b[0] * b[0] / A[0][0];
     for (int i = 0; i < HCOMP_NFEAT; i++) {
         sse -= 2.0 * c[i] * b[i];
         for (int j = 0; j < HCOMP_NFEAT; j++)
@@ -564,8 +587,14 @@ static int load_embedded(hcomp_predictor **out, hcomp_error *err)
     }
     if (rc == HCOMP_OK && (*out = predictor_copy(embedded)) == NULL)
         rc = hcomp_fail(err, HCOMP_E_NOMEM, "embedded default seed: out of memory");
-    if (rc == HCOMP_OK)
-        (*out)->embedded = 1;
+    if (rc == HCOMP_OK) {
+        /* clusters loaded from the seed would be every copy's: not a bare line (the
+         * profiler's seeds have none) */
+        int bare = 1;
+        for (size_t i = 0; i < embedded->nmodels; i++)
+            bare = bare && embedded->models[i].nlocal == 0;
+        (*out)->embedded = bare;
+    }
     pthread_mutex_unlock(&embedded_lock);
     return rc;
 }
@@ -612,21 +641,38 @@ int hcomp_predictor_load(const char *seed_path, hcomp_predictor **out, hcomp_err
 }
 
 /* Model m's prediction for feature vector x (of element type dtype). Under p->mu. */
-static void predict_model(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
-                          hcomp_prediction *out)
+static void exp_clamped(const double s[HCOMP_NTARGET], hcomp_prediction *out)
 {
-    double y[HCOMP_NTARGET], local[HCOMP_NTARGET];
-    hcomp_model_local_correction(m, dtype, x, local);
-    for (int t = 0; t < HCOMP_NTARGET; t++) {
-        double s = local[t];
-        for (int j = 0; j < HCOMP_NFEAT; j++)
-            s += m->coef[t][j] * x[j];
+    double y[HCOMP_NTARGET];
+    for (int t = 0; t < HCOMP_NTARGET; t++)
         /* NaN (huge coefficients: inf - inf) counts as the worst prediction */
-        y[t] = !(s >= LOG_MIN) ? LOG_MIN : (s > LOG_MAX ? LOG_MAX : s);
-    }
+        y[t] = !(s[t] >= LOG_MIN) ? LOG_MIN : (s[t] > LOG_MAX ? LOG_MAX : s[t]);
     out->ratio = exp(y[HCOMP_TARGET_RATIO]);
     out->comp_Bps = exp(y[HCOMP_TARGET_COMP]);
     out->decomp_Bps = exp(y[HCOMP_TARGET_DECOMP]);
+}
+
+/* Model m's prediction for feature vector x (of element type dtype), and the line's alone
+ * into line when not NULL. Under p->mu. */
+static void predict_model(const hcomp_model *m, int dtype, const double x[HCOMP_NFEAT],
+                          hcomp_prediction *out, hcomp_prediction *line)
+{
+    double s[HCOMP_NTARGET], local[HCOMP_NTARGET] = {0};
+    int corrected = m->local_dtypes >> dtype & 1u;
+    if (corrected)
+        hcomp_model_local_correction(m, dtype, x, local);
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        s[t] = 0.0;
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            s[t] += m->coef[t][j] * x[j];
+    }
+    if (line != NULL && corrected)
+        exp_clamped(s, line);
+    for (int t = 0; t < HCOMP_NTARGET; t++)
+        s[t] += local[t];
+    exp_clamped(s, out);
+    if (line != NULL && !corrected)
+        *line = *out;
 }
 
 int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *f, unsigned codec,
@@ -643,7 +689,7 @@ int hcomp_predictor_predict(hcomp_predictor *p, const hcomp_features *f, unsigne
     pthread_mutex_lock(&p->mu);
     int idx = p->index[codec][slot];
     if (idx >= 0)
-        predict_model(&p->models[idx], f->dtype, x, out);
+        predict_model(&p->models[idx], f->dtype, x, out, NULL);
     pthread_mutex_unlock(&p->mu);
     return idx >= 0 ? HCOMP_OK : HCOMP_E_INVAL;
 }
@@ -661,10 +707,31 @@ int hcomp_predictor_predict_range(hcomp_predictor *p, const hcomp_features *f, s
         const hcomp_model *m = &p->models[first + i];
         out[i].codec = m->codec;
         out[i].level = m->level;
-        predict_model(m, f->dtype, x, &out[i].pred);
+        predict_model(m, f->dtype, x, &out[i].pred, &out[i].line);
     }
     pthread_mutex_unlock(&p->mu);
     return HCOMP_OK;
+}
+
+size_t hcomp_predictor_corrected(hcomp_predictor *p, int dtype, unsigned *codec, int *level,
+                                 size_t max)
+{
+    size_t n = 0;
+    if (p == NULL || dtype < 0 || dtype >= HCOMP_DTYPE_COUNT)
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->nmodels; i++) {
+        const hcomp_model *m = &p->models[i];
+        if (!(m->local_dtypes >> dtype & 1u))
+            continue;
+        if (n < max) {
+            codec[n] = m->codec;
+            level[n] = m->level;
+        }
+        n++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return n;
 }
 
 int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigned codec,
@@ -704,19 +771,30 @@ int hcomp_predictor_observe(hcomp_predictor *p, const hcomp_features *f, unsigne
     hcomp_model *m = &p->models[idx];
     m->ring[m->ring_next] = r;
     m->ring_next = (m->ring_next + 1) % HCOMP_OBS_RING;
-    for (int t = 0; t < HCOMP_NTARGET; t++)
+    double ly[HCOMP_NTARGET];
+    for (int t = 0; t < HCOMP_NTARGET; t++) {
+        ly[t] = r.y[t] > 0 ? log(r.y[t]) : NAN;
         if (r.y[t] > 0) {
-            normal_scale(&m->obs_ne[t], HCOMP_OBS_DECAY);
-            normal_add(&m->obs_ne[t], x, log(r.y[t]), HCOMP_OBS_WEIGHT);
+            /* older observations decay by HCOMP_OBS_DECAY each: the new one is weighed
+             * up by the inverse instead, and the sums divided by the gain at a refit
+             * (a scale of the whole sums per observation cost more than the rest) */
+            double g = m->obs_gain[t] / HCOMP_OBS_DECAY;
+            if (!(g < 1e150)) {
+                normal_scale(&m->obs_ne[t], 1.0 / m->obs_gain[t]);
+                g = 1.0 / HCOMP_OBS_DECAY;
+            }
+            m->obs_gain[t] = g;
+            normal_add(&m->obs_ne[t], x, ly[t], HCOMP_OBS_WEIGHT * g);
         }
+    }
     if (m->ring_len < HCOMP_OBS_RING)
         m->ring_len++;
     p->dirty++;
+    /* the freshest measurement is the best guide to the next like buffer: it corrects its
+     * neighbourhood now (0.2 us); the regression waits for the interval (a solve, and the
+     * engine predicts its task streams again after one) */
+    local_add(m, r.dtype, x, ly);
     if (++m->since_fit >= p->interval) {
-        /* the feedback interval's observations, oldest first, into the local corrections */
-        size_t k = m->since_fit < m->ring_len ? m->since_fit : m->ring_len;
-        for (size_t i = k; i > 0; i--)
-            local_add(m, &m->ring[(m->ring_next + HCOMP_OBS_RING - i) % HCOMP_OBS_RING]);
         m->since_fit = 0;
         hcomp_model_fit(m, 1);
         p->generation++;

@@ -93,8 +93,10 @@ typedef struct hcomp_model {
     /* for refits during a run: the seed rows' sums (recomputed when rows change) and the
      * observations' sums, older ones decayed (exponential forgetting) */
     hcomp_normal rows_ne[HCOMP_NTARGET], obs_ne[HCOMP_NTARGET];
+    double obs_gain[HCOMP_NTARGET]; /* obs_ne's scale: the sums / this are the decayed sums */
     int rows_ne_valid;
     int nlocal;                /* clusters in use: the first nlocal of each array */
+    unsigned local_dtypes;     /* bit d set: some cluster is of element type d */
     hcomp_local_key local_key[HCOMP_LOCAL_CLUSTERS];
     hcomp_local_sums local_sum[HCOMP_LOCAL_CLUSTERS];
     unsigned long local_tick;
@@ -108,7 +110,8 @@ struct hcomp_predictor {
     unsigned interval;
     unsigned long dirty;
     unsigned long generation;   /* counts refits during the run: predictions made before differ */
-    int embedded;               /* a copy of the embedded seed (hcomp_predictor_load(NULL)) */
+    int embedded;               /* a copy of the embedded seed (hcomp_predictor_load(NULL))
+                                   whose models loaded no clusters (no observation rows) */
     char source[1024];
     /* provenance */
     char created[40];
@@ -128,11 +131,13 @@ struct hcomp_predictor {
 int hcomp_feature_vector(int dtype, int dist, double entropy, double probe_ratio,
                          double x[HCOMP_NFEAT]);
 
-/* A prediction of one model, with the model's codec and level. */
+/* A prediction of one model, with the model's codec and level; line is the regression's
+ * alone, without the local corrections (what another predictor with the same coefficients
+ * and no clusters predicts). */
 typedef struct hcomp_model_prediction {
     unsigned codec;
     int level;
-    hcomp_prediction pred;
+    hcomp_prediction pred, line;
 } hcomp_model_prediction;
 
 /* The predictions of models first .. first + count - 1 (numbered as by
@@ -141,11 +146,20 @@ typedef struct hcomp_model_prediction {
 int hcomp_predictor_predict_range(hcomp_predictor *p, const hcomp_features *f, size_t first,
                                   size_t count, hcomp_model_prediction *out);
 
-/* The count of refits so far: predictions made at the same count are still current. */
+/* The models whose predictions for element type dtype carry a local correction (they
+ * have a cluster of that type), as codec:level pairs into codec[] and level[] (at most
+ * max); returns their count, which may exceed max. */
+size_t hcomp_predictor_corrected(hcomp_predictor *p, int dtype, unsigned *codec, int *level,
+                                 size_t max);
+
+/* The count of refits so far. Between refits only the local corrections move (each
+ * observation corrects its own neighbourhood at once): a cache of predictions for one kind
+ * of data may be kept until the count changes, as the engine keeps a task stream's. */
 unsigned long hcomp_predictor_generation(hcomp_predictor *p);
 
-/* 1 if p is a copy of the embedded seed not refit since: it predicts exactly as every
- * other such copy (the process's files can share what it predicted). */
+/* 1 if p is a copy of the embedded seed not refit since: its lines are those of every other
+ * such copy, so the process's files can share the lines one predicted (each adding its own
+ * local corrections, hcomp_predictor_corrected). */
 int hcomp_predictor_embedded_pristine(hcomp_predictor *p);
 
 /* An empty predictor (no models), for the profiler and the seed reader. */

@@ -19,7 +19,9 @@
 #include "hcomp.h"
 #include "hcomp_model.h"
 #include "../../engine/analyzer.h"
+#include "../../engine/engine.h"
 #include "../../engine/file_internal.h"
+#include "../../engine/predictor.h"
 
 #define MIB (1u << 20)
 
@@ -617,8 +619,9 @@ static void test_predictions_shared_by_like_files(void **state)
     fixture *fx = *state;
     const size_t task = 64 * 1024, n = 4;
     char *t = text(n * task);
-    /* too few pieces for a refit (the interval is 16), so no model changes; the first
-     * file predicts, or takes what an earlier test's file of this text predicted */
+    /* each file predicts (or takes the predictions) at its first task, before it has
+     * observed anything; the first file predicts, or takes what an earlier test's file of
+     * this text predicted */
     hcomp_file_stats first = write_split(fx, drain_never(fx), -1, t, task, n);
     assert_true(first.analyses + first.analyses_shared >= 1);
     hcomp_file_stats second = write_split(fx, drain_never(fx), -1, t, task, n);
@@ -633,6 +636,86 @@ static void test_predictions_shared_by_like_files(void **state)
                  "predictions", (unsigned long long) restricted.analyses_shared,
                  (unsigned long long) restricted.predictions);
     free(t);
+}
+
+/* The predictions a file takes with a shared analysis are the embedded seed's lines plus
+ * its own local corrections: what it would predict itself. File A (archival weights, so it
+ * stores with other codecs than B) writes text, which its observations correct its models
+ * for, then plans a second kind of text, so shares that kind's candidates; file B (default
+ * weights) writes the first text too, then plans the second: it takes A's candidates, and
+ * each equals B's own prediction, those of the models B corrected (unlike the line) as
+ * much as those of the models only A corrected (the line). */
+static void test_shared_lines_plus_own_corrections(void **state)
+{
+    fixture *fx = *state;
+    const size_t task = 64 * 1024, n = 4;
+    char *x = text(n * task), *y = text(task);
+    for (size_t i = 0; i < task; i++)       /* digits: a kind no other test writes */
+        y[i] = (char) ('0' + (unsigned char) y[i] % 10);
+    hcomp_error err;
+    hcomp_predictor *fresh;
+    assert_int_equal(hcomp_predictor_load(NULL, &fresh, &err), HCOMP_OK);
+    static hcomp_task_plan plan;
+    unsigned codec[2][16];
+    int level[2][16];
+    size_t ncorr[2];
+    for (int file = 0; file < 2; file++) {
+        hcomp_options *o = file == 0 ? opts(fx, "hcomp_drain", "never", "hcomp_priority",
+                                            "archival", NULL)
+                                     : drain_never(fx);
+        hcomp_file *f;
+        assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f,
+                                         &err), HCOMP_OK);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(hcomp_file_pwrite(f, x + i * task, task, i * task, &err), HCOMP_OK);
+        assert_int_equal(hcomp_predictor_generation(f->pred), 0);  /* premise: no refit */
+        ncorr[file] = hcomp_predictor_corrected(f->pred, HCOMP_DTYPE_BYTES, codec[file],
+                                                level[file], 16);
+        assert_true(ncorr[file] >= 1 && ncorr[file] <= 16);
+        uint64_t predictions = f->stats.predictions, taken = f->stats.analyses_shared;
+        assert_int_equal(hcomp_engine_plan(f, y, task, &plan, &err), HCOMP_OK);
+        if (file == 0) {
+            assert_int_equal(f->stats.predictions, predictions + 1);
+        } else {
+            if (f->stats.analyses_shared != taken + 1 || f->stats.predictions != predictions)
+                fail_msg("file B: %llu analyses taken, %llu predictions for the digits; want "
+                         "A's analysis and candidates taken", (unsigned long long)
+                         (f->stats.analyses_shared - taken), (unsigned long long)
+                         (f->stats.predictions - predictions));
+            int own_corrected = 0, a_only = 0;
+            for (int c = 1; c < plan.input.ncand; c++) {
+                const hcdp_candidate *k = &plan.input.cand[c];
+                const hcomp_features *ft = k->filter ? &plan.feat_sh : &plan.feat;
+                hcomp_prediction own, line;
+                assert_int_equal(hcomp_predictor_predict(f->pred, ft, k->codec, k->level, &own),
+                                 HCOMP_OK);
+                assert_int_equal(hcomp_predictor_predict(fresh, ft, k->codec, k->level, &line),
+                                 HCOMP_OK);
+                if (k->ratio != own.ratio || k->comp_Bps != own.comp_Bps ||
+                    k->decomp_Bps != own.decomp_Bps)
+                    fail_msg("candidate %s:%d (filter %d): ratio %.6g, compression %.6g B/s "
+                             "taken; the file predicts %.6g, %.6g B/s",
+                             hcomp_codec_by_id(k->codec)->name, k->level, k->filter, k->ratio,
+                             k->comp_Bps, own.ratio, own.comp_Bps);
+                int in_b = 0, in_a = 0;
+                for (size_t i = 0; i < ncorr[1]; i++)
+                    in_b |= codec[1][i] == k->codec && level[1][i] == k->level;
+                for (size_t i = 0; i < ncorr[0]; i++)
+                    in_a |= codec[0][i] == k->codec && level[0][i] == k->level;
+                own_corrected += in_b && own.ratio != line.ratio;
+                a_only += in_a && !in_b;
+            }
+            /* premises: both paths were taken */
+            assert_true(own_corrected >= 1);
+            assert_true(a_only >= 1);
+        }
+        assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+        hcomp_options_free(o);
+        delete_file(fx);
+    }
+    hcomp_predictor_free(fresh);
+    free(x);
+    free(y);
 }
 
 /* A reused plan gives way when a faster tier gains room: a file whose tasks went to the
@@ -764,6 +847,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_analysis_reused_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_reused_on_small_tier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_lines_plus_own_corrections, setup, teardown),
         cmocka_unit_test_setup_teardown(test_predictions_shared_by_like_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_follows_freed_faster_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),

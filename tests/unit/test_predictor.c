@@ -89,8 +89,9 @@ static double dist_log(double a, double b)
     return fabs(log(a) - log(b));
 }
 
-/* Observing a shifted outcome repeatedly pulls the prediction toward it; nothing
- * changes before the interval is reached. */
+/* Observing a shifted outcome repeatedly pulls the prediction toward it: at once through
+ * the local correction of its neighbourhood (the regression stays as it was until the
+ * interval is reached), and the refits carry it on. */
 static void test_feedback_moves_prediction(void **state)
 {
     (void) state;
@@ -113,13 +114,29 @@ static void test_feedback_moves_prediction(void **state)
     size_t stored = (size_t) ((double) raw / target_ratio);
     double tc = (double) raw / target_comp, td = (double) raw / target_decomp;
     hcomp_predictor_set_feedback_interval(p, 16);
-    for (int i = 0; i < 15; i++)
+    hcomp_model *zm = hcomp_predictor_model(p, HCOMP_CODEC_ZSTD, 1, 0);
+    assert_non_null(zm);
+    double coef[HCOMP_NTARGET][HCOMP_NFEAT];
+    memcpy(coef, zm->coef, sizeof(coef));
+    assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 1, raw, stored, tc, td),
+                     HCOMP_OK);
+    /* one observation: its neighbourhood is corrected most of the way (the correction
+     * is shrunk by 1 / (1 + HCOMP_LOCAL_SHRINK)), the regression untouched */
+    assert_int_equal(hcomp_predictor_predict(p, &f, HCOMP_CODEC_ZSTD, 1, &mid), HCOMP_OK);
+    assert_true(dist_log(mid.ratio, target_ratio) < 0.1 * dist_log(before.ratio, target_ratio));
+    assert_true(dist_log(mid.comp_Bps, target_comp) < 0.1 * dist_log(before.comp_Bps, target_comp));
+    assert_memory_equal(coef, zm->coef, sizeof(coef));
+    for (int i = 1; i < 15; i++)
         assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 1, raw, stored, tc, td),
                          HCOMP_OK);
-    assert_int_equal(hcomp_predictor_predict(p, &f, HCOMP_CODEC_ZSTD, 1, &mid), HCOMP_OK);
-    assert_true(mid.ratio == before.ratio && mid.comp_Bps == before.comp_Bps);
+    assert_memory_equal(coef, zm->coef, sizeof(coef));
+    assert_int_equal(hcomp_predictor_generation(p), 0);
     assert_int_equal(hcomp_predictor_dirty(p), 15);
-    for (int i = 15; i < 64; i++)
+    assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 1, raw, stored, tc, td),
+                     HCOMP_OK);
+    assert_memory_not_equal(coef, zm->coef, sizeof(coef));  /* the 16th: a refit */
+    assert_int_equal(hcomp_predictor_generation(p), 1);
+    for (int i = 16; i < 64; i++)
         assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 1, raw, stored, tc,
                                                  i % 2 ? td : -1.0), HCOMP_OK);
     assert_int_equal(hcomp_predictor_predict(p, &f, HCOMP_CODEC_ZSTD, 1, &after), HCOMP_OK);
@@ -185,6 +202,45 @@ static void test_normal_equations_match_svd(void **state)
     assert_memory_equal(comp, m->coef[HCOMP_TARGET_COMP], sizeof(comp));
     assert_memory_not_equal(dec, m->coef[HCOMP_TARGET_DECOMP], sizeof(dec));
     hcomp_predictor_free(p);
+}
+
+/* Observations decay by weighing each new one up (the sums are divided by that gain at a
+ * refit) and the sums are rescaled before the gain overflows (it would after about 130000
+ * observations): after 140000 observations of one outcome and 3000 of another, a refit
+ * gives what 3000 of the second alone give (the first weigh 0.99458^3000 = 1e-7 by then). */
+static void test_observation_decay_long_run(void **state)
+{
+    (void) state;
+    hcomp_error err;
+    hcomp_predictor *p, *q;
+    assert_int_equal(hcomp_predictor_load(NULL, &p, &err), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_load(NULL, &q, &err), HCOMP_OK);
+    hcomp_predictor_set_feedback_interval(p, 1000);
+    hcomp_predictor_set_feedback_interval(q, 1000);
+    const size_t raw = 1 << 20;
+    for (int i = 0; i < 143000; i++) {
+        /* four feature points, so that the fit is determined by the observations */
+        hcomp_features f = {HCOMP_DTYPE_FLOAT, i % 2 ? HCOMP_DIST_NORMAL : HCOMP_DIST_GAMMA,
+                            5.0 + (i % 4) * 0.5, 1.2 + (i % 4 / 2) * 0.6, 0};
+        int late = i >= 140000;
+        size_t stored = late ? 200000 + (size_t) (i % 4) * 50000 : 900000;
+        double t = late ? 2e-3 * (1 + i % 4) : 1e-4;
+        assert_int_equal(hcomp_predictor_observe(p, &f, HCOMP_CODEC_ZSTD, 3, raw, stored, t, 0.0),
+                         HCOMP_OK);
+        if (late)
+            assert_int_equal(hcomp_predictor_observe(q, &f, HCOMP_CODEC_ZSTD, 3, raw, stored, t,
+                                                     0.0), HCOMP_OK);
+    }
+    const hcomp_model *mp = hcomp_predictor_model(p, HCOMP_CODEC_ZSTD, 3, 0);
+    const hcomp_model *mq = hcomp_predictor_model(q, HCOMP_CODEC_ZSTD, 3, 0);
+    assert_true(mp->obs_gain[HCOMP_TARGET_RATIO] < 1e150);   /* rescaled on the way */
+    for (int t = 0; t < 2; t++)
+        for (int j = 0; j < HCOMP_NFEAT; j++)
+            if (!(fabs(mp->coef[t][j] - mq->coef[t][j]) <= 1e-4 * (1 + fabs(mq->coef[t][j]))))
+                fail_msg("target %d coefficient %d: %.9g after the long run, %.9g after its "
+                         "last 3000 observations alone", t, j, mp->coef[t][j], mq->coef[t][j]);
+    hcomp_predictor_free(p);
+    hcomp_predictor_free(q);
 }
 
 /* What the linear model cannot fit, the local corrections learn: three kinds of data of
@@ -262,8 +318,10 @@ static void test_local_corrections(void **state)
 }
 
 /* Loads of the embedded seed are independent models (the process parses it once and
- * copies it): what one learns, the next load does not start from; and it saves, and so
- * describes itself, exactly as a load of the seed parsed afresh. */
+ * copies it): what one learns, the next load does not start from; before a refit, one that
+ * has observed predicts every other copy's lines plus its own corrections, and names the
+ * models it corrects; and it saves, and so describes itself, exactly as a load of the seed
+ * parsed afresh. */
 static void test_embedded_loads_independent(void **state)
 {
     (void) state;
@@ -286,6 +344,39 @@ static void test_embedded_loads_independent(void **state)
                 fresh.decomp_Bps == before.decomp_Bps);
     assert_int_equal(hcomp_predictor_dirty(b), 0);
     assert_true(hcomp_predictor_model_count(b) == hcomp_predictor_model_count(a));
+    assert_true(hcomp_predictor_embedded_pristine(b) && !hcomp_predictor_embedded_pristine(a));
+    /* one observation, no refit yet: the line is still every copy's, and the model whose
+     * prediction the observation corrected is named, for that element type only */
+    hcomp_predictor *d = NULL;
+    assert_int_equal(hcomp_predictor_load(NULL, &d, &err), HCOMP_OK);
+    hcomp_predictor_set_feedback_interval(d, 16);
+    unsigned codec[4];
+    int level[4];
+    assert_int_equal(hcomp_predictor_corrected(d, f.dtype, codec, level, 4), 0);
+    assert_int_equal(hcomp_predictor_observe(d, &f, HCOMP_CODEC_LZ4, 1, raw, stored, 1e-3, 5e-4),
+                     HCOMP_OK);
+    assert_int_equal(hcomp_predictor_generation(d), 0);
+    assert_true(hcomp_predictor_embedded_pristine(d));
+    assert_int_equal(hcomp_predictor_corrected(d, f.dtype, codec, level, 4), 1);
+    assert_int_equal(codec[0], HCOMP_CODEC_LZ4);
+    assert_int_equal(level[0], 1);
+    assert_int_equal(hcomp_predictor_corrected(d, HCOMP_DTYPE_INT32, codec, level, 4), 0);
+    size_t nm = hcomp_predictor_model_count(d);
+    hcomp_model_prediction *pd = calloc(nm, sizeof(*pd)), *pb = calloc(nm, sizeof(*pb));
+    assert_non_null(pd);
+    assert_non_null(pb);
+    assert_int_equal(hcomp_predictor_predict_range(d, &f, 0, nm, pd), HCOMP_OK);
+    assert_int_equal(hcomp_predictor_predict_range(b, &f, 0, nm, pb), HCOMP_OK);
+    for (size_t i = 0; i < nm; i++) {
+        assert_memory_equal(&pd[i].line, &pb[i].pred, sizeof(pd[i].line));
+        if (pd[i].codec == HCOMP_CODEC_LZ4 && pd[i].level == 1)
+            assert_true(pd[i].pred.ratio > 1.5 * pd[i].line.ratio);
+        else
+            assert_memory_equal(&pd[i].pred, &pb[i].pred, sizeof(pd[i].pred));
+    }
+    free(pd);
+    free(pb);
+    hcomp_predictor_free(d);
     /* the copy writes the same seed as the embedded text parsed afresh */
     char *text = hcomp_seed_default_text(), *mine = hcomp_seed_dump(b);
     hcomp_predictor *c = NULL;
@@ -434,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_beats_constant_model),
         cmocka_unit_test(test_feedback_moves_prediction),
         cmocka_unit_test(test_normal_equations_match_svd),
+        cmocka_unit_test(test_observation_decay_long_run),
         cmocka_unit_test(test_local_corrections),
         cmocka_unit_test(test_embedded_loads_independent),
         cmocka_unit_test(test_feedback_disabled),
