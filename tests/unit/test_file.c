@@ -723,6 +723,16 @@ static uint64_t stored_on(const char *path, const char *tier)
  * data drained to the slow tier at close); a file opened at once finds the fast tier's
  * room again and is stored there whole: no figure of the tier the first file saw (its
  * own is kept for a second) may outlive it. */
+/* A new file at path holding d (len bytes), closed: what it stored on the fast tier. */
+static uint64_t new_file_on_fast(fixture *fx, const char *path, const unsigned char *d,
+                                 uint64_t len)
+{
+    hcomp_file *f = open_file(fx, path, HCOMP_O_WRONLY | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    return stored_on(path, "fast");
+}
+
 static void freed_room_seen_by_next_file(fixture *fx, int drain)
 {
     write_config(fx, "64KiB");
@@ -732,23 +742,18 @@ static void freed_room_seen_by_next_file(fixture *fx, int drain)
     char first[PATH_MAX], second[PATH_MAX];
     file_path(fx, "first", first, sizeof(first));
     file_path(fx, "second", second, sizeof(second));
-    hcomp_file *f = open_file(fx, first, HCOMP_O_WRONLY | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
     /* premise: the first file was on the fast tier (drained: no longer) */
-    assert_true(stored_on(first, "fast") == (drain ? 0 : len + HCOMP_PIECE_HEADER_SIZE));
+    assert_true(new_file_on_fast(fx, first, d, len) ==
+                (drain ? 0 : len + HCOMP_PIECE_HEADER_SIZE));
     if (!drain)
         CHECK(hcomp_file_delete(first, &e_));
     set_opt(fx, "hcomp_drain", "never");
-    f = open_file(fx, second, HCOMP_O_WRONLY | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
-    uint64_t fast = stored_on(second, "fast");
+    uint64_t fast = new_file_on_fast(fx, second, d, len);
     if (fast != len + HCOMP_PIECE_HEADER_SIZE)
         fail_msg("after the first file was %s, the second stored %llu of %llu bytes on the "
                  "fast tier", drain ? "drained" : "deleted", (unsigned long long) fast,
                  (unsigned long long) len);
-    f = open_file(fx, second, HCOMP_O_RDONLY);
+    hcomp_file *f = open_file(fx, second, HCOMP_O_RDONLY);
     expect_bytes(f, d, len, 0);
     close_ok(f);
     free(d);
@@ -776,10 +781,7 @@ static void test_room_freed_by_another_process(void **state)
     char first[PATH_MAX], second[PATH_MAX];
     file_path(fx, "first", first, sizeof(first));
     file_path(fx, "second", second, sizeof(second));
-    hcomp_file *f = open_file(fx, first, HCOMP_O_WRONLY | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
-    assert_true(stored_on(first, "fast") == len + HCOMP_PIECE_HEADER_SIZE);    /* premise */
+    assert_true(new_file_on_fast(fx, first, d, len) == len + HCOMP_PIECE_HEADER_SIZE); /* premise */
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
@@ -794,10 +796,7 @@ static void test_room_freed_by_another_process(void **state)
     int status = 0;
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    f = open_file(fx, second, HCOMP_O_WRONLY | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
-    uint64_t fast = stored_on(second, "fast");
+    uint64_t fast = new_file_on_fast(fx, second, d, len);
     if (fast != len + HCOMP_PIECE_HEADER_SIZE)
         fail_msg("after another process deleted the first file, the second stored %llu of "
                  "%llu bytes on the fast tier", (unsigned long long) fast, (unsigned long long) len);
