@@ -132,11 +132,16 @@ static void cand_set(hcdp_candidate *c, unsigned codec, int level, int filter,
     c->decomp_Bps = p->decomp_Bps;
 }
 
-static void add_candidate(hcdp_input *in, unsigned codec, int level, int filter,
-                          const hcomp_prediction *p)
+/* A candidate into in, predicted p; with base, the same at the same index predicted
+ * line (the regression's alone). */
+static void add_candidate(hcdp_input *in, hcdp_candidate *base, unsigned codec, int level,
+                          int filter, const hcomp_prediction *p, const hcomp_prediction *line)
 {
-    if (in->ncand < HCDP_MAX_CANDIDATES)
-        cand_set(&in->cand[in->ncand++], codec, level, filter, p);
+    if (in->ncand >= HCDP_MAX_CANDIDATES)
+        return;
+    if (base != NULL)
+        cand_set(&base[in->ncand], codec, level, filter, line);
+    cand_set(&in->cand[in->ncand++], codec, level, filter, p);
 }
 
 static int incompressible(const hcomp_features *ft)
@@ -158,13 +163,11 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan, hcdp_candidate *bas
         hcomp_prediction p = {plan->feat.probe_ratio, 0, 0};
         if (hcomp_predictor_predict(f->pred, &plan->feat, o->codec->id, level, &p) != HCOMP_OK)
             p.ratio = plan->feat.probe_ratio > 1 ? plan->feat.probe_ratio : 1;
-        add_candidate(in, o->codec->id, level, HCOMP_FILTER_NONE, &p);
+        add_candidate(in, NULL, o->codec->id, level, HCOMP_FILTER_NONE, &p, NULL);
         return;
     }
     hcomp_prediction raw = {1, 0, 0};
-    add_candidate(in, HCOMP_CODEC_NONE, 0, HCOMP_FILTER_NONE, &raw);
-    if (base != NULL)
-        base[0] = in->cand[0];
+    add_candidate(in, base, HCOMP_CODEC_NONE, 0, HCOMP_FILTER_NONE, &raw, &raw);
     if (o->codec != NULL)       /* "none" */
         return;
     int filter = dtype_filter(plan->feat.dtype);
@@ -186,17 +189,12 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan, hcdp_candidate *bas
             const hcomp_model_prediction *m = pok ? &pp[i] : &ps[i];   /* same model */
             if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
                 continue;
-            if (pok && in->ncand < HCDP_MAX_CANDIDATES) {
-                if (base != NULL)
-                    cand_set(&base[in->ncand], pp[i].codec, pp[i].level, HCOMP_FILTER_NONE,
-                             &pp[i].line);
-                add_candidate(in, pp[i].codec, pp[i].level, HCOMP_FILTER_NONE, &pp[i].pred);
-            }
-            if (sok && in->ncand < HCDP_MAX_CANDIDATES) {
-                if (base != NULL)
-                    cand_set(&base[in->ncand], ps[i].codec, ps[i].level, filter, &ps[i].line);
-                add_candidate(in, ps[i].codec, ps[i].level, filter, &ps[i].pred);
-            }
+            if (pok)
+                add_candidate(in, base, pp[i].codec, pp[i].level, HCOMP_FILTER_NONE, &pp[i].pred,
+                              &pp[i].line);
+            if (sok)
+                add_candidate(in, base, ps[i].codec, ps[i].level, filter, &ps[i].pred,
+                              &ps[i].line);
         }
     }
 }
@@ -293,8 +291,8 @@ static double fingerprint2(const void *buf, uint64_t len, int dtype_hint)
  * for data of the same element type that fingerprints alike, with the uses it has had,
  * so that each kind is analysed once per REANALYZE_EVERY tasks of the process rather
  * than once more in every file. Features depend on the data alone; plans (options, tiers)
- * stay with each file, and predictions too unless every file would make the same ones
- * (candidates_shareable). */
+ * stay with each file, and so do predictions, but for the regression lines, which every
+ * unrefitted copy of the embedded seed predicts alike (candidates_shareable). */
 #define SHARED_ANALYSES 64
 typedef struct shared_analysis {
     int valid, has_sh, dtype_hint, want_sh;
@@ -302,9 +300,10 @@ typedef struct shared_analysis {
     double fp, fp2;
     uint64_t used, gen;
     hcomp_features feat, feat_sh;
-    /* the candidates (predictions) a copy of the embedded seed not yet refit made for
-     * these features with the default codec options: the same for every such copy, so
-     * the next file of a series need not predict again (0: none yet) */
+    /* the candidates a copy of the embedded seed not yet refit made for these features
+     * with the default codec options, as its lines predict them (no local corrections):
+     * the same for every such copy, so the next file of a series only adds its own
+     * corrections (shared_localise) instead of predicting again (0: none yet) */
     int cand_n;
     hcdp_candidate cand[HCDP_MAX_CANDIDATES];
 } shared_analysis;
@@ -403,7 +402,7 @@ static int shared_localise(hcomp_file *f, hcomp_analysis_slot *a)
         for (size_t k = 0; k < n; k++) {
             if (codec[k] != c->codec || level[k] != c->level)
                 continue;
-            hcomp_prediction p;
+            hcomp_prediction p;     /* this file's own: line and its corrections */
             if (hcomp_predictor_predict(f->pred, c->filter ? &a->feat_sh : &a->feat, c->codec,
                                         c->level, &p) != HCOMP_OK)
                 return 0;
