@@ -17,7 +17,7 @@
  *
  *   engine_bench [--dir DIR] [--mib N] [--runs N] [--overhead-runs N] [--parts LIST]
  *                [--kinds LIST] [--topk N] [--eval-buffers N] [--warm-buffers N]
- *                [--reps N] [--keep] [--verbose] [--dump DIR]
+ *                [--reps N] [--weights WC,WD,WR] [--keep] [--verbose] [--dump DIR]
  *
  *   --dir DIR          workspace for the NVMe, burst-buffer and PFS tier directories
  *                      (default: a new /tmp/hcomp-bench-XXXXXX, removed at the end); the
@@ -32,6 +32,9 @@
  *   --eval-buffers N   1 MiB buffers per kind to evaluate the predictor on (default 4)
  *   --warm-buffers N   1 MiB buffers per kind fed back before that (default 6)
  *   --reps N           repetitions per codec measurement of section 3 (default 3)
+ *   --weights W        hcomp_weights for the engine in section 2 (default: none, the
+ *                      default priority read_after_write); "0.5,0.5,0" weighs time alone,
+ *                      as the comparison does
  *   --keep             keep the workspace
  *   --verbose          pass the library's statistics on to stderr
  *   --dump DIR         write section 3's buffers (warm_N.bin, eval_N.bin) and every
@@ -402,6 +405,7 @@ typedef struct bench_opts {
     char dir[4096];
     int made_dir, keep;
     int mib, runs, overhead_runs, topk, eval_buffers, warm_buffers, reps;
+    char weights[64];   /* hcomp_weights for section 2's engine ("": default priority) */
     int part_overhead, part_quality, part_predictor;
     int nkinds;
     const kind *kinds[MAX_KINDS];
@@ -1229,8 +1233,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: engine_bench [--dir DIR] [--mib N] [--runs N] [--overhead-runs N]\n"
             "                    [--parts overhead,quality,predictor] [--kinds LIST] [--topk N]\n"
-            "                    [--eval-buffers N] [--warm-buffers N] [--reps N] [--keep]\n"
-            "                    [--verbose] [--dump DIR]\n"
+            "                    [--eval-buffers N] [--warm-buffers N] [--reps N]\n"
+            "                    [--weights WC,WD,WR] [--keep] [--verbose] [--dump DIR]\n"
             "kinds: smooth, particles, ints+text, random\n");
     exit(2);
 }
@@ -1279,6 +1283,8 @@ static void parse_args(int argc, char **argv, bench_opts *o)
             o->reps = atoi(v);
         else if (strcmp(a, "--dump") == 0)
             snprintf(o->dump, sizeof(o->dump), "%s", v);
+        else if (strcmp(a, "--weights") == 0)
+            snprintf(o->weights, sizeof(o->weights), "%s", v);
         else if (strcmp(a, "--parts") == 0) {
             o->part_overhead = strstr(v, "overhead") != NULL;
             o->part_quality = strstr(v, "quality") != NULL;
@@ -1379,6 +1385,11 @@ int main(int argc, char **argv)
     if (q == NULL)
         die("out of memory");
     hcomp_options *wopts_auto = make_opts(w.cfg_hier, "auto", 1);
+    if (o.weights[0]) {
+        hcomp_error e;
+        if (hcomp_options_set(wopts_auto, "hcomp_weights", o.weights, &e) != HCOMP_OK)
+            die("--weights %s: %s", o.weights, e.msg);
+    }
     hcomp_options *ropts = make_opts(w.cfg_hier, "auto", 0);
     hcomp_options *wopts_codec[NCODECS];
     for (int c = 0; c < NCODECS; c++)
@@ -1550,12 +1561,17 @@ int main(int argc, char **argv)
                    tiers_model[t].read_MBps, tiers_model[t].write_MBps, tiers_model[t].latency_text,
                    tier_Bps(t) / 1e6, tiers_model[t].latency_text, capt);
         }
+        char wtext[128];
+        if (o.weights[0])
+            snprintf(wtext, sizeof(wtext), "`hcomp_weights=%s`", o.weights);
+        else
+            snprintf(wtext, sizeof(wtext), "default priority `read_after_write` (weights 0.3/0.3/0.4)");
         printf("\nVariants, each timed as the wall clock of open + one pwrite per task + close, then open + "
                "reads of the whole file + close (generating the data, checking it and deleting "
                "the file are outside the timing):\n\n"
-               "- **engine**: `hcomp_codec=auto`, default priority `read_after_write` (weights "
-               "0.3/0.3/0.4), embedded seed, feedback every 16 pieces; the engine may also pick "
-               "other levels of a codec and byte shuffle, which the baselines cannot;\n"
+               "- **engine**: `hcomp_codec=auto`, %s, embedded seed, feedback every 16 pieces; the "
+               "engine may also pick other levels of a codec and byte shuffle, which the baselines "
+               "cannot;\n"
                "- **static**: `hcomp_codec=<name>` at the codec's default level for every piece "
                "on every tier (a piece that does not shrink is stored raw);\n"
                "- **best per-tier**: each tier its own codec. The library has no per-tier codec "
@@ -1575,7 +1591,7 @@ int main(int argc, char **argv)
                "cache) and are only used to rank assignments; the times reported are measured. "
                "The baselines never byte-shuffle (the library shuffles only in `auto` mode), so on "
                "the float64 and int data the engine has choices the baselines lack.\n\n",
-               NCODECS, NTIERS,
+               wtext, NCODECS, NTIERS,
                (int) pow(NCODECS, NTIERS), o.topk);
 
         double sum_engine[MAX_RUNS] = {0}, sum_best[MAX_RUNS] = {0}, sum_static[NCODECS][MAX_RUNS];

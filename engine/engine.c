@@ -591,6 +591,15 @@ static uint32_t room_signature(const hcdp_input *in, uint64_t len)
     return sig;
 }
 
+/* How full a tier of known capacity is, in sixteenths: the price of its room
+ * (hcdp_room_prices) moves with it, so a plan is made again when it changes. */
+static unsigned char fill_step(const hcdp_tier *t)
+{
+    if (t->capacity == 0 || t->room >= t->capacity)
+        return 0;
+    return (unsigned char) (16 - t->room * 16 / t->capacity);
+}
+
 /* Whether the rooms still suit a plan (one part, on tier t). Rooms enter HCDP only as
  * which placements fit: with no more of them fitting than when the plan was made, and
  * its own still fitting, the plan is still the best one. So: tier t could take the whole
@@ -600,6 +609,9 @@ static uint32_t room_signature(const hcdp_input *in, uint64_t len)
  * free space moves with the file system's. */
 static int plan_room_holds(const hcomp_analysis_slot *a, const hcdp_input *in)
 {
+    for (int u = 0; u < in->ntiers; u++)
+        if (fill_step(&in->tier[u]) != a->plan_fill[u])
+            return 0;       /* the price of its room has moved */
     int t = a->plan_hcdp.part[0].tier;
     uint64_t room = in->tier[t].room;
     if (!(room / 2 >= a->plan_size || (room <= a->plan_rooms[t] && room / 2 >= a->plan_need)))
@@ -628,6 +640,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
             drain_to = t + 1;
     for (int t = 0; t < f->cfg.ntiers; t++) {
         tier_speed(f, t, &in->tier[t]);
+        in->tier[t].capacity = 0;
         in->tier[t].drain_to = f->cfg.tier[t].node_local ? drain_to : 0;
         hcomp_tier_status st;
         hcomp_monitor_status(f->tw[t].mon, &st);
@@ -638,6 +651,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
         uint64_t room = hcomp_tier_available(f, t);
         in->tier[t].room = room < st.free_bytes ? room : st.free_bytes;
         in->tier[t].min_part = hcomp_min_part(&f->cfg.tier[t]);
+        in->tier[t].capacity = f->cfg.tier[t].capacity == UINT64_MAX ? 0 : f->cfg.tier[t].capacity;
         /* what is already queued for the tier is waited for first */
         in->tier[t].latency += (double) st.queued / in->tier[t].write_Bps;
     }
@@ -681,6 +695,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     }
     double t3 = hcomp_now();
     f->stats.plans++;
+    hcdp_room_prices(in);
     if (hcdp_plan_task(in, &plan->hcdp) != 0) {
         /* nothing fits as planned (the rooms are estimates): store raw from the first
          * tier on and let the spill path find room, or report that there is none */
@@ -694,8 +709,10 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
          * that could take it twice over (a split was made for rooms that change) */
         int part_tier = plan->hcdp.part[0].tier;
         const hcdp_candidate *c = &in->cand[plan->hcdp.part[0].cand];
-        for (int t = 0; t < in->ntiers; t++)
+        for (int t = 0; t < in->ntiers; t++) {
             a->plan_rooms[t] = in->tier[t].room;
+            a->plan_fill[t] = fill_step(&in->tier[t]);
+        }
         a->plan_need = (uint64_t) ((double) len / (c->ratio > 1.0 ? c->ratio : 1.0)) +
                        HCOMP_PIECE_HEADER_SIZE;
         a->plan_valid = plan->hcdp.nparts == 1 &&
@@ -737,6 +754,8 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
     in->ntiers = 1;
     tier_speed(f, t, &in->tier[0]);
     in->tier[0].room = UINT64_MAX / 4;
+    in->tier[0].capacity = 0;
+    in->tier[0].price = 0;      /* the codec for a tier already chosen: its room is not at stake */
     int best = 0;
     double best_cost = hcdp_place_cost(in, len, 0, 0);
     for (int c = 1; c < in->ncand; c++) {

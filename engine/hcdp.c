@@ -4,7 +4,7 @@
  *   W = len / comp_Bps + stored / write_Bps + latency x pieces   (write path)
  *   R = len / decomp_Bps + stored / read_Bps + latency x pieces  (read path)
  *   S = stored / write_Bps                                        (footprint, as I/O time)
- *   Place(len, t, c) = wc W + wd R + wr S
+ *   Place(len, t, c) = wc W + wd R + wr S + price_t stored        (price: of the room)
  *
  *   best(a, t) = min( best(a, t+1),                                  skip the tier
  *                     Place(a, t, c)                 if it fits,     for every c
@@ -76,7 +76,7 @@ double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)
     }
     double R = td + st / tier->read_Bps + tier->latency * n;
     double S = st / tier->write_Bps;
-    return in->w.wc * W + in->w.wd * R + in->w.wr * S;
+    return in->w.wc * W + in->w.wd * R + in->w.wr * S + tier->price * st;
 }
 
 /* Place(len, t, c) / len without the headers, the rounding and the latency, which
@@ -93,7 +93,44 @@ static double place_rate(const hcdp_input *in, int t, int c)
         W += st / tier->read_Bps + td + tc + st / in->tier[tier->drain_to - 1].write_Bps;
     double R = td + st / tier->read_Bps;
     double S = st / tier->write_Bps;
-    return in->w.wc * W + in->w.wd * R + in->w.wr * S;
+    return in->w.wc * W + in->w.wd * R + in->w.wr * S + tier->price * st;
+}
+
+/* What a raw byte costs on tier t (Place without latency, headers and price), with the
+ * weights normalised (w: wc, wd, wr). */
+static double raw_rate(const hcdp_input *in, int t, const double *w)
+{
+    const hcdp_tier *tier = &in->tier[t];
+    double W = 1.0 / tier->write_Bps;
+    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers)
+        W += 1.0 / tier->read_Bps + 1.0 / in->tier[tier->drain_to - 1].write_Bps;
+    return w[0] * W + w[1] / tier->read_Bps + w[2] / tier->write_Bps;
+}
+
+void hcdp_room_prices(hcdp_input *in)
+{
+    double sum = in->w.wc + in->w.wd + in->w.wr;
+    double w[3] = {1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0};   /* as hcdp_plan_task will use them */
+    if (sum > 0) {
+        w[0] = in->w.wc / sum;
+        w[1] = in->w.wd / sum;
+        w[2] = in->w.wr / sum;
+    }
+    /* from the slowest up: a tier's alternative is the next one with room, whose own
+     * price is already set */
+    double below = INFINITY;    /* raw rate + price of the next tier down with room */
+    for (int t = in->ntiers - 1; t >= 0; t--) {
+        hcdp_tier *tier = &in->tier[t];
+        tier->price = 0;
+        if (tier->room == 0)
+            continue;
+        double rate = raw_rate(in, t, w);
+        if (tier->capacity > 0 && isfinite(below) && below > rate && tier->room < tier->capacity) {
+            double used = 1.0 - (double) tier->room / (double) tier->capacity;
+            tier->price = (below - rate) * used * used;
+        }
+        below = rate + tier->price;
+    }
 }
 
 /* Largest multiple of 4096 (< a) whose stored size with c fits room; 0 if none. */
@@ -184,7 +221,11 @@ static double best(solver *s, uint64_t a, int t)
                 cand = c;
             }
         } else if (t + 1 < in->ntiers) {
-            uint64_t a1 = largest_fit(in, a, c, room);
+            /* a part is split off only where the room left is at least a minimum part:
+             * the store path cuts a part that came out larger than predicted to what the
+             * tier holds only there, and sends it whole to the next tier elsewhere (an
+             * extra piece for nothing, and the same plan again for the next task) */
+            uint64_t a1 = room >= in->tier[t].min_part + HEADER ? largest_fit(in, a, c, room) : 0;
             if (a1 == 0 || a1 < in->tier[t].min_part)
                 continue;
             double here = hcdp_place_cost(in, a1, t, c);

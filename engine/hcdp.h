@@ -34,6 +34,8 @@ typedef struct hcdp_tier {
     uint64_t min_part;   /* smallest part a split may leave there (0: 4096) */
     int drain_to;        /* 1 + the tier a part stored here is moved to at close (node-local
                             data, hcomp_drain=close); 0: it stays */
+    uint64_t capacity;   /* bytes the tier holds in all (0: unbounded or not known) */
+    double price;        /* of its room, objective per stored byte (hcdp_room_prices) */
 } hcdp_tier;
 
 typedef struct hcdp_weights {
@@ -65,8 +67,15 @@ typedef struct hcdp_plan {
     unsigned states;     /* memoised sub-problems evaluated (for the overhead figure) */
 } hcdp_plan;
 
-/* Cost of storing len bytes with candidate c on tier t, seconds (weighted). */
+/* Cost of storing len bytes with candidate c on tier t, seconds (weighted), with the
+ * price of the room it takes. */
 double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c);
+/* Sets each tier's price: what a stored byte there costs the data that it will push to
+ * a slower tier once the tier is full. A tier of known capacity is priced at the
+ * difference between storing a raw byte on the next tier with room (plus that tier's own
+ * price) and storing it here, times (used / capacity)^2: nothing while the tier is
+ * empty, nearly that difference when it is almost full. Others: 0. */
+void hcdp_room_prices(hcdp_input *in);
 /* Plan the task; returns 0, or -1 if no tier has room for it (the caller spills or
  * fails with "no space"). */
 int hcdp_plan_task(const hcdp_input *in, hcdp_plan *out);

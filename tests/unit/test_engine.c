@@ -588,8 +588,11 @@ static void test_shared_analysis_needs_like_values(void **state)
 
 /* A tier too small to take a task twice over raw, but many compressed tasks: the plan
  * that put a task there whole is reused for the next like tasks while the tier holds its
- * stored bytes twice (HCDP is not run for each), and the tier still fills to its
- * capacity, no further, with everything reading back (write_tasks). */
+ * stored bytes twice and its fill (the price of its room) stays in the same sixteenth,
+ * so HCDP is not run for every task; the tier never holds more than its capacity, and
+ * nothing goes to the slow tier while the small one has a minimum part's room left
+ * (as it fills, its price makes the engine compress the text harder, so 32 tasks may not
+ * fill it), with everything reading back (write_tasks). */
 static void test_plan_reused_on_small_tier(void **state)
 {
     fixture *fx = *state;
@@ -601,9 +604,13 @@ static void test_plan_reused_on_small_tier(void **state)
     if (on_nvme < 4)
         fail_msg("premise: %llu pieces on the 384 KiB tier, want 4 or more (compressed text)",
                  (unsigned long long) on_nvme);
-    if (st.tier_stored[0] > 384 * 1024 || st.tier_stored[0] < 320 * 1024)
+    if (st.tier_stored[0] > 384 * 1024)
         fail_msg("the small tier holds %llu bytes of its 393216", (unsigned long long) st.tier_stored[0]);
-    if (st.plans * 2 > on_nvme)
+    if (st.tier_pieces[1] > 0 && st.tier_stored[0] + 64 * 1024 + 16 < 384 * 1024)
+        fail_msg("%llu pieces went to the slow tier while the small one held only %llu of its "
+                 "393216 bytes", (unsigned long long) st.tier_pieces[1],
+                 (unsigned long long) st.tier_stored[0]);
+    if (st.plans * 4 > st.tasks * 3)
         fail_msg("%llu plans made for %llu tasks, %llu pieces on the small tier: want its "
                  "plan reused", (unsigned long long) st.plans, (unsigned long long) st.tasks,
                  (unsigned long long) on_nvme);

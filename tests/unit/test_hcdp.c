@@ -191,6 +191,90 @@ static void test_compression_fits_fast_tier(void **state)
     assert_int_equal(p.part[0].cand, 1);
 }
 
+/* The price of a tier's room, async weights (a raw byte costs 1 / bandwidth): a RAM tier
+ * (10 GB/s) 75% full over an empty NVMe tier (2 GB/s) over an unbounded PFS (100 MB/s).
+ * NVMe is empty: price 0. RAM: (NVMe's rate 5e-10 + 0 - its own 1e-10) x 0.75^2 =
+ * 2.25e-10 s a byte. With NVMe half full: NVMe (1e-8 - 5e-10) x 0.5^2 = 2.375e-9; RAM
+ * (5e-10 + 2.375e-9 - 1e-10) x 0.5625 = 1.5609375e-9. With NVMe full (no room), RAM's
+ * data would go to the PFS: (1e-8 - 1e-10) x 0.5625 = 5.56875e-9. Weights are normalised
+ * first (here 2, 0, 0). */
+static void test_room_prices(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    base_input(&in, 1 << 20, 2, 0, 0);
+    add_tier(&in, 1u << 20, 10e9, 0);
+    add_tier(&in, 8u << 20, 2e9, 0);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 0);
+    in.tier[0].capacity = 4u << 20;
+    in.tier[1].capacity = 8u << 20;
+    hcdp_room_prices(&in);
+    assert_true(in.tier[2].price == 0 && in.tier[1].price == 0);
+    assert_true(fabs(in.tier[0].price - 2.25e-10) < 1e-22);
+    in.tier[1].room = 4u << 20;
+    hcdp_room_prices(&in);
+    assert_true(fabs(in.tier[1].price - 2.375e-9) < 1e-21);
+    assert_true(fabs(in.tier[0].price - 1.5609375e-9) < 1e-21);
+    in.tier[1].room = 0;
+    hcdp_room_prices(&in);
+    assert_true(in.tier[1].price == 0);
+    assert_true(fabs(in.tier[0].price - 5.56875e-9) < 1e-20);
+}
+
+/* Async weights, a 20 MiB RAM tier (10 GB/s) over the PFS (100 MB/s). At 10% full, raw
+ * on RAM costs 0.1 ms + its room (9.9e-9 x 0.01 a byte: 0.1 ms), lz4 1.75 ms + 0.05 ms
+ * + 0.05 ms: raw. At 90% full the room costs 9.9e-9 x 0.81 = 8.0e-9 a byte: raw 0.1 +
+ * 8.4 ms, lz4 1.8 + 4.2 ms, zstd 5.2 + 3.4 ms, the PFS 10.5 ms + 4 ms latency: lz4, which
+ * leaves twice the room for the tasks that follow. */
+static void test_filling_tier_compresses(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 1, 0, 0);
+    add_tier(&in, 18u << 20, 10e9, 0);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+    in.tier[0].capacity = 20u << 20;
+    hcdp_room_prices(&in);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 0);
+    assert_int_equal(p.part[0].cand, 0);
+    in.tier[0].room = 2u << 20;
+    hcdp_room_prices(&in);
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 0);
+    assert_int_equal(p.part[0].cand, 1);
+    double lz4 = ((1 << 20) / 600e6 + ((1 << 19) + 16) / 10e9) + in.tier[0].price * ((1 << 19) + 16);
+    assert_true(fabs(p.cost - lz4) < 1e-12);
+}
+
+/* A part is split off only onto a room of at least a minimum part (64 KiB here), the
+ * floor below which the store path cannot cut a part that came out larger than
+ * predicted. 1 MiB, async weights, RAM (10 GB/s) over the PFS (100 MB/s, 4 ms): with
+ * 200 KiB of RAM left, lz4's largest part there (about 400 KiB) and the rest on the PFS
+ * (about 9 ms) beat the whole task on the PFS with lz4 (11.0 ms); with 60 KiB left,
+ * lz4's 120 KiB would fit, but that room is below the floor: the whole task goes down. */
+static void test_no_split_into_sliver(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    base_input(&in, 1 << 20, 1, 0, 0);
+    add_tier(&in, 200 * 1024, 10e9, 0);
+    add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+    in.tier[0].min_part = 64 * 1024;
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 2);
+    assert_int_equal(p.part[0].tier, 0);
+    assert_int_equal(p.part[0].cand, 1);
+    in.tier[0].room = 60 * 1024;
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 1);
+}
+
 /* The plan's cost equals the sum of its parts' costs, and is no worse than every
  * single-tier, single-codec assignment that fits (exhaustive check). */
 static void test_optimal_against_exhaustive(void **state)
@@ -258,6 +342,11 @@ static void test_bound_keeps_the_plan(void **state)
         add_tier(&in, 2 * r, 2e9, 2e-5);
         add_tier(&in, 3 * r, 500e6, 6e-5);
         add_tier(&in, UINT64_MAX / 4, 100e6, 4e-3);
+        if (trial % 2) {        /* rooms priced: the bound must hold with prices too */
+            for (int t = 0; t < 3; t++)
+                in.tier[t].capacity = in.tier[t].room * (uint64_t) (2 + trial % 3);
+            hcdp_room_prices(&in);
+        }
         hcdp_plan a, b;
         assert_int_equal(hcdp_plan_task(&in, &a), 0);
         in.no_bound = 1;
@@ -286,6 +375,9 @@ int main(void)
         cmocka_unit_test(test_full_tier_skipped),
         cmocka_unit_test(test_no_room),
         cmocka_unit_test(test_compression_fits_fast_tier),
+        cmocka_unit_test(test_no_split_into_sliver),
+        cmocka_unit_test(test_room_prices),
+        cmocka_unit_test(test_filling_tier_compresses),
         cmocka_unit_test(test_optimal_against_exhaustive),
         cmocka_unit_test(test_bound_keeps_the_plan),
     };
