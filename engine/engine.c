@@ -591,13 +591,13 @@ static uint32_t room_signature(const hcdp_input *in, uint64_t len)
     return sig;
 }
 
-/* How full a tier of known capacity is, in sixteenths: the price of its room
+/* How full a tier of known capacity is, in eighths: the price of its room
  * (hcdp_room_prices) moves with it, so a plan is made again when it changes. */
 static unsigned char fill_step(const hcdp_tier *t)
 {
     if (t->capacity == 0 || t->room >= t->capacity)
         return 0;
-    return (unsigned char) (16 - t->room * 16 / t->capacity);
+    return (unsigned char) (8 - t->room * 8 / t->capacity);
 }
 
 /* Whether the rooms still suit a plan (one part, on tier t). Rooms enter HCDP only as

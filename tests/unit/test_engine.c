@@ -588,7 +588,7 @@ static void test_shared_analysis_needs_like_values(void **state)
 
 /* A tier too small to take a task twice over raw, but many compressed tasks: the plan
  * that put a task there whole is reused for the next like tasks while the tier holds its
- * stored bytes twice and its fill (the price of its room) stays in the same sixteenth,
+ * stored bytes twice and its fill (the price of its room) stays in the same eighth,
  * so HCDP is not run for every task; the tier never holds more than its capacity, and
  * nothing goes to the slow tier while the small one has a minimum part's room left
  * (as it fills, its price makes the engine compress the text harder, so 32 tasks may not
