@@ -617,6 +617,37 @@ static void test_plan_reused_on_small_tier(void **state)
     free(t);
 }
 
+/* The price of a filling tier's room reaches the engine: with async weights (the write
+ * time alone) on a 100 GB/s tier of 1 MiB over a 10 MB/s one, raw storage wins a 256 KiB
+ * text task on its own (3 us against lz4's compression), so without the price the fast
+ * tier takes three tasks raw and compresses only the fourth, to fit; priced, its room
+ * costs more than compressing once it is a quarter full (6e-9 s a stored byte: 1.6 ms for
+ * a raw task), so only the first task is stored raw there, everything reading back. */
+static void test_filling_tier_priced(void **state)
+{
+    fixture *fx = *state;
+    char json[4 * PATH_MAX];
+    snprintf(json, sizeof(json),
+             "{\"version\": 1, \"tiers\": [\n"
+             " {\"name\": \"ram\", \"path\": \"%s\", \"capacity\": \"1MiB\", \"bandwidth\": \"100GB/s\","
+             "  \"latency\": \"1us\"},\n"
+             " {\"name\": \"pfs\", \"path\": \"%s\", \"bandwidth\": \"10MB/s\", \"latency\": \"10ms\"}\n"
+             "]}\n", fx->t0, fx->t1);
+    write_text(fx->config, json);
+    const size_t task = 256 * 1024, n = 16;
+    char *t = text(n * task);
+    hcomp_options *o = opts(fx, "hcomp_drain", "never", "hcomp_priority", "async", NULL);
+    hcomp_file_stats st = write_split(fx, o, -1, t, task, n);     /* frees o */
+    if (st.tier_stored[0] > 1024 * 1024)
+        fail_msg("the 1 MiB tier holds %llu bytes", (unsigned long long) st.tier_stored[0]);
+    uint64_t raw = st.tier_codec_raw[0][HCOMP_CODEC_NONE];
+    if (raw > 512 * 1024 || st.tier_raw[0] <= 1024 * 1024)
+        fail_msg("the 1 MiB tier took %llu bytes of text (%llu stored), %llu of them raw: want "
+                 "at most the first two tasks raw, then the text compressed", (unsigned long long)
+                 st.tier_raw[0], (unsigned long long) st.tier_stored[0], (unsigned long long) raw);
+    free(t);
+}
+
 /* A second file of the same data takes the first file's analysis and, both predicting
  * with unrefitted copies of the embedded seed and every codec allowed, its predictions:
  * it predicts nothing itself. With codecs restricted (hcomp_codecs) it predicts again;
@@ -854,6 +885,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_analysis_reused_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_reused_on_small_tier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_filling_tier_priced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_lines_plus_own_corrections, setup, teardown),
         cmocka_unit_test_setup_teardown(test_predictions_shared_by_like_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_follows_freed_faster_tier, setup, teardown),
