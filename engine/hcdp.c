@@ -79,43 +79,43 @@ double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)
     return in->w.wc * W + in->w.wd * R + in->w.wr * S + tier->price * st;
 }
 
-/* Place(len, t, c) / len without the headers, the rounding and the latency, which
- * only add: a lower bound of the cost per byte. */
-static double place_rate(const hcdp_input *in, int t, int c)
+/* The weights scaled to sum 1 (equal when none is positive), as the objective uses them. */
+static hcdp_weights normalised(hcdp_weights w)
 {
-    const hcdp_candidate *k = &in->cand[c];
+    double sum = w.wc + w.wd + w.wr;
+    if (!(sum > 0))
+        return (hcdp_weights){1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0};
+    return (hcdp_weights){w.wc / sum, w.wd / sum, w.wr / sum};
+}
+
+/* Place per logical byte on tier t, weighted by w, of a candidate storing st bytes per
+ * byte and encoding (decoding) at tc (td) seconds a byte; no headers, latency or price. */
+static double rate_of(const hcdp_input *in, int t, hcdp_weights w, double st, double tc,
+                      double td)
+{
     const hcdp_tier *tier = &in->tier[t];
-    double st = 1.0 / (k->ratio > 1.0 ? k->ratio : 1.0);
-    double tc = k->comp_Bps > 0 ? 1.0 / k->comp_Bps : 0.0;
-    double td = k->decomp_Bps > 0 ? 1.0 / k->decomp_Bps : 0.0;
     double W = tc + st / tier->write_Bps;
     if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers)
         W += st / tier->read_Bps + td + tc + st / in->tier[tier->drain_to - 1].write_Bps;
     double R = td + st / tier->read_Bps;
     double S = st / tier->write_Bps;
-    return in->w.wc * W + in->w.wd * R + in->w.wr * S + tier->price * st;
+    return w.wc * W + w.wd * R + w.wr * S;
 }
 
-/* What a raw byte costs on tier t (Place without latency, headers and price), with the
- * weights normalised (w: wc, wd, wr). */
-static double raw_rate(const hcdp_input *in, int t, const double *w)
+/* Place(len, t, c) / len without the headers, the rounding and the latency, which
+ * only add: a lower bound of the cost per byte. */
+static double place_rate(const hcdp_input *in, int t, int c)
 {
-    const hcdp_tier *tier = &in->tier[t];
-    double W = 1.0 / tier->write_Bps;
-    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers)
-        W += 1.0 / tier->read_Bps + 1.0 / in->tier[tier->drain_to - 1].write_Bps;
-    return w[0] * W + w[1] / tier->read_Bps + w[2] / tier->write_Bps;
+    const hcdp_candidate *k = &in->cand[c];
+    double st = 1.0 / (k->ratio > 1.0 ? k->ratio : 1.0);
+    double tc = k->comp_Bps > 0 ? 1.0 / k->comp_Bps : 0.0;
+    double td = k->decomp_Bps > 0 ? 1.0 / k->decomp_Bps : 0.0;
+    return rate_of(in, t, in->w, st, tc, td) + in->tier[t].price * st;
 }
 
 void hcdp_room_prices(hcdp_input *in)
 {
-    double sum = in->w.wc + in->w.wd + in->w.wr;
-    double w[3] = {1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0};   /* as hcdp_plan_task will use them */
-    if (sum > 0) {
-        w[0] = in->w.wc / sum;
-        w[1] = in->w.wd / sum;
-        w[2] = in->w.wr / sum;
-    }
+    hcdp_weights w = normalised(in->w);     /* as hcdp_plan_task will use them */
     /* from the slowest up: a tier's alternative is the next one with room, whose own
      * price is already set */
     double below = INFINITY;    /* raw rate + price of the next tier down with room */
@@ -124,7 +124,7 @@ void hcdp_room_prices(hcdp_input *in)
         tier->price = 0;
         if (tier->room == 0)
             continue;
-        double rate = raw_rate(in, t, w);
+        double rate = rate_of(in, t, w, 1.0, 0.0, 0.0);   /* a raw byte */
         if (tier->capacity > 0 && isfinite(below) && below > rate && tier->room < tier->capacity) {
             double used = 1.0 - (double) tier->room / (double) tier->capacity;
             tier->price = (below - rate) * used * used;
@@ -279,14 +279,7 @@ int hcdp_plan_task(const hcdp_input *in0, hcdp_plan *out)
 {
     static _Thread_local solver s;
     hcdp_input in = *in0;
-    double sum = in.w.wc + in.w.wd + in.w.wr;
-    if (!(sum > 0)) {
-        in.w.wc = in.w.wd = in.w.wr = 1.0 / 3.0;
-    } else {
-        in.w.wc /= sum;
-        in.w.wd /= sum;
-        in.w.wr /= sum;
-    }
+    in.w = normalised(in.w);
     s.in = &in;
     s.states = 0;
     s.overflow = 0;
