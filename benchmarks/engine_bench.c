@@ -42,7 +42,7 @@
  */
 #include "hcomp.h"
 #include "hcomp_model.h"
-#include "../engine/analyzer.h"
+#include "engine/analyzer.h"
 
 #include <errno.h>
 #include <fcntl.h>

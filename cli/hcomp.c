@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "../engine/manager.h"
-#include "../engine/util.h"
-#include "../tiers/mapfile.h"
+#include "common/util.h"
+#include "tiers/mapfile.h"
+#include "common/clock.h"
 
 void cli_usage(FILE *to)
 {

@@ -7,9 +7,10 @@
  * place before that got the right bytes; one that comes after replays the moves first,
  * and one that raced with it fails the checksum and retries at the new place. */
 #include "file_internal.h"
-#include "util.h"
+#include "common/util.h"
 #include "engine.h"
 #include "manager.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * readable at its old or its new place. */
 #include "file_internal.h"
 #include "tools.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -4,7 +4,8 @@
 #include "file_internal.h"
 #include "filter.h"
 #include "predictor.h"
-#include "util.h"
+#include "common/util.h"
+#include "common/clock.h"
 
 #include <math.h>
 #include <pthread.h>

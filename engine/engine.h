@@ -6,7 +6,7 @@
 #include "hcomp_model.h"
 #include "hcdp.h"
 #include "manager.h"
-#include "../tiers/tier_config.h"
+#include "tiers/tier_config.h"
 
 struct hcomp_file;
 struct hcomp_piece;

@@ -2,6 +2,7 @@
  * drain (engine/drain.c) never sees the file half-updated. */
 #include "file_internal.h"
 #include "manager.h"
+#include "common/clock.h"
 
 #define LOCKED(f, call)                      \
     do {                                     \

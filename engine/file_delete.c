@@ -2,7 +2,7 @@
  * else sits in those per-file segment directories), the directories, then the
  * mapping file. A file that is not an hcomp file is left alone. */
 #include "file_internal.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <dirent.h>
 #include <errno.h>

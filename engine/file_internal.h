@@ -13,10 +13,10 @@
 #include "hcdp.h"
 #include "stats.h"
 #include "options.h"
-#include "../tiers/mapfile.h"
-#include "../tiers/piece_header.h"
-#include "../tiers/tier_config.h"
-#include "../tiers/monitor.h"
+#include "tiers/mapfile.h"
+#include "tiers/piece_header.h"
+#include "tiers/tier_config.h"
+#include "tiers/monitor.h"
 
 /* Decoded pieces kept per open file for reads: at most this many, and at most
  * HCOMP_READ_CACHE_BYTES of them (so large pieces get fewer slots). */
@@ -240,11 +240,5 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t);
  * say (t0: when the I/O began). */
 void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0);
 void hcomp_tier_release(hcomp_file *f, int t);
-
-/* helpers */
-int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);
-/* *arrayp (a pointer to an array of elem-byte elements) grown, doubling, to hold need
- * elements; 0, or -1 when out of memory (the array is unchanged). */
-int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem);
 
 #endif

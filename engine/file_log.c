@@ -1,46 +1,12 @@
 /* Replaying and appending the mapping file's log. */
 #include "file_internal.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int hcomp_grow(unsigned char **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 4096;
-    while (n < need)
-        n *= 2;
-    unsigned char *p = realloc(*buf, n);
-    if (p == NULL)
-        return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
-
-int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    if (n > SIZE_MAX / elem)
-        return -1;
-    void *old;
-    memcpy(&old, arrayp, sizeof(old));
-    void *p = realloc(old, n * elem);
-    if (p == NULL)
-        return -1;
-    memcpy(arrayp, &p, sizeof(p));
-    *cap = n;
-    return 0;
-}
 
 static int find_segment(const hcomp_file *f, uint64_t id)
 {

@@ -1,7 +1,7 @@
 /* Opening, creating, closing, syncing and resizing logical files. */
 #include "file_internal.h"
 #include "engine.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

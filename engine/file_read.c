@@ -3,9 +3,10 @@
  * into the caller's buffer, or read straight into it when stored uncompressed) and
  * zeros for holes. */
 #include "file_internal.h"
-#include "util.h"
+#include "common/util.h"
 #include "filter.h"
 #include "engine.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* Where a file's live bytes are: per tier and per codec. */
 #include "file_internal.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,8 @@
 #include "hcdp.h"
 #include "filter.h"
 #include "manager.h"
-#include "util.h"
+#include "common/util.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <stdio.h>

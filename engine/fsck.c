@@ -2,7 +2,7 @@
  * can be repaired without guessing (docs/FORMAT.md, README "Reliability"). Rebuilding
  * a lost mapping file from the pieces is in fsck_rebuild.c. */
 #include "fsck_internal.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <dirent.h>
 #include <errno.h>

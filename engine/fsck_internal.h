@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include "file_internal.h"
 #include "tools.h"
-#include "util.h"
+#include "common/util.h"
 
 void hcomp_fsck_say(const hcomp_tool_io *io, const char *fmt, ...) HCOMP_PRINTF(2, 3);
 /* The whole mapping file (not following a symlink). */

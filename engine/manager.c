@@ -1,19 +1,14 @@
 /* Compression manager: a process-wide pool of worker threads taking jobs in order. */
 #include "manager.h"
 #include "filter.h"
-#include "file_internal.h"
+#include "hcomp_codec.h"
+#include "common/util.h"
+#include "common/clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-
-double hcomp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
 
 void hcomp_job_encode(hcomp_job *j)
 {

@@ -39,6 +39,4 @@ void hcomp_jobs_start(hcomp_job *jobs, size_t n, unsigned threads);
 /* Wait until job i is done, encoding queued jobs meanwhile. */
 void hcomp_jobs_wait(hcomp_job *jobs, size_t n, size_t i);
 
-double hcomp_now(void);
-
 #endif

@@ -1,6 +1,6 @@
 /* Parsing, defaults and listing of the hcomp_* hints. */
 #include "options.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * from measured outcomes (the feedback loop). Logs make the errors relative and keep
  * every prediction positive. */
 #include "predictor.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* The JSON seed (docs/SEED.md): reader, writer, atomic file replacement, and the
  * embedded default seed. Every refusal names the seed and the problem. */
 #include "predictor.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

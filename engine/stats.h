@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "hcomp_codec.h"
-#include "../tiers/tier_config.h"
+#include "tiers/tier_config.h"
 
 /* X(name, description) — times in seconds */
 #define HCOMP_TIME_LIST(X)                                   \

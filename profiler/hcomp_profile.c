@@ -8,7 +8,7 @@
  * shared tiers and the codecs, and rank 0 gathers and merges the tier signatures
  * (one entry per tier and node) into the seed. */
 #include "profile_core.h"
-#include "../engine/util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <libgen.h>

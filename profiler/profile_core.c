@@ -2,7 +2,7 @@
  * report, and the tier benchmark. docs/SEED.md describes the data and the method. */
 #include "profile_core.h"
 #include "datagen.h"
-#include "../engine/util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "hcomp_model.h"
-#include "../engine/predictor.h"
-#include "../tiers/tier_config.h"
+#include "engine/predictor.h"
+#include "tiers/tier_config.h"
 
 #define HCOMP_PROFILE_MAX_MODELS 64
 #define HCOMP_PROFILE_MAX_SIZES 8

@@ -1,6 +1,6 @@
 /* Encoding and decoding of the mapping file's header and records. */
 #include "mapfile.h"
-#include "../engine/util.h"
+#include "common/util.h"
 
 #include <stdlib.h>
 

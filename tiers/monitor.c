@@ -1,6 +1,6 @@
 /* The system monitor thread. */
 #include "monitor.h"
-#include "../engine/manager.h"
+#include "common/clock.h"
 
 #include <limits.h>
 #include <pthread.h>

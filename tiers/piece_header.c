@@ -2,7 +2,7 @@
  *   0..5  start offset (48 bits)   6 codec id   7 version (high nibble) | filter (low)
  *   8..11 raw length               12..15 stored length */
 #include "piece_header.h"
-#include "../engine/util.h"
+#include "common/util.h"
 #include "hcomp_codec.h"
 
 void hcomp_piece_header_encode(const hcomp_piece_header *h, unsigned char out[HCOMP_PIECE_HEADER_SIZE])

@@ -1,6 +1,6 @@
 /* Tier configuration: JSON (jansson) or the embedded default. */
 #include "tier_config.h"
-#include "../engine/util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <jansson.h>

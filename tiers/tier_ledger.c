@@ -7,8 +7,9 @@
  * writer's outstanding reservation. Writers reserve in chunks, so the lock is
  * taken rarely. Lines of writers that died (same host, pid gone) are dropped;
  * the file is removed when its last line goes. */
-#include "../engine/file_internal.h"
-#include "../engine/util.h"
+#include "engine/file_internal.h"
+#include "common/util.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

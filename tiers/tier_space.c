@@ -1,8 +1,9 @@
 /* Where this opener's pieces go on each tier: the tier's directory checks, the
  * per-file segment directory, the opener's share of the tier's capacity, and its
  * segment file. */
-#include "../engine/file_internal.h"
-#include "../engine/util.h"
+#include "engine/file_internal.h"
+#include "common/util.h"
+#include "common/clock.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -7,10 +7,10 @@
 #include "hcomp.h"
 #include "hcomp_codec.h"
 #include "hcomp_model.h"
-#include "../../engine/predictor.h"
-#include "../../engine/util.h"
-#include "../../tiers/mapfile.h"
-#include "../../tiers/piece_header.h"
+#include "engine/predictor.h"
+#include "common/util.h"
+#include "tiers/mapfile.h"
+#include "tiers/piece_header.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -11,7 +11,7 @@
  *    length; the byte shuffles of 4- and 8-byte elements undo to the data. */
 #include "fuzz_common.h"
 #include "hcomp_codec.h"
-#include "../../engine/filter.h"
+#include "engine/filter.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
  * Each input is checked as it is, and again with its checksums made right. */
 #include "fuzz_common.h"
 #include "fuzz_mapfix.h"
-#include "../../tiers/mapfile.h"
+#include "tiers/mapfile.h"
 
 #include <string.h>
 

@@ -15,7 +15,7 @@
 #include "fuzz_common.h"
 #include "hcomp.h"
 #include "fuzz_mapfix.h"
-#include "../../tiers/mapfile.h"
+#include "tiers/mapfile.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -5,9 +5,9 @@
 #define HCOMP_FUZZ_MAPFIX_H
 
 #include <string.h>
-#include "../../engine/util.h"
-#include "../../tiers/mapfile.h"
-#include "../../tiers/piece_header.h"
+#include "common/util.h"
+#include "tiers/mapfile.h"
+#include "tiers/piece_header.h"
 
 /* Walk m[0..len) as the writer would have laid it out (header, then records one after
  * the other wherever a record magic with a plausible length starts) and recompute

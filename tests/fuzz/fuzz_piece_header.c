@@ -2,7 +2,7 @@
  * Properties: decode accepts exactly the version-1 headers with a known codec (and
  * stored == raw for codec 0); what it accepts re-encodes to the same 16 bytes. */
 #include "fuzz_common.h"
-#include "../../tiers/piece_header.h"
+#include "tiers/piece_header.h"
 #include "hcomp_codec.h"
 
 #include <string.h>

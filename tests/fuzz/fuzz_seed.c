@@ -7,7 +7,7 @@
  * observations and refits it still predicts finite values and saves to a loadable seed. */
 #include "fuzz_common.h"
 #include "hcomp_model.h"
-#include "../../engine/predictor.h"
+#include "engine/predictor.h"
 
 #include <math.h>
 #include <string.h>

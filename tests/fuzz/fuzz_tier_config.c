@@ -6,7 +6,7 @@
  * bandwidth); parsing is deterministic; and the accepted configuration written back as
  * JSON parses to the same configuration. */
 #include "fuzz_common.h"
-#include "../../tiers/tier_config.h"
+#include "tiers/tier_config.h"
 
 #include <math.h>
 #include <string.h>

@@ -57,7 +57,7 @@ pkgs="liblz4 libzstd zlib libbrotlienc libbrotlidec liblzma jansson gsl libdefla
 pc_cflags=$(pkg-config --cflags $pkgs) || fail_all "pkg-config $pkgs"
 pc_libs=$(pkg-config --libs $pkgs) || fail_all "pkg-config $pkgs"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-CFLAGS="-g -O1 -fno-omit-frame-pointer $SAN -std=c11 -pthread -D_GNU_SOURCE -I$repo/include $pc_cflags"
+CFLAGS="-g -O1 -fno-omit-frame-pointer $SAN -std=c11 -pthread -D_GNU_SOURCE -I$repo/include -I$repo $pc_cflags"
 LIBS="$pc_libs -lbz2 -lsnappy -lm -pthread"
 
 # ---- the library: the sources of libhcomp_core (Makefile.am), compiled directly -----
@@ -69,7 +69,7 @@ stamp="$out/obj/flags"
 echo "$CC $CFLAGS -fsanitize=fuzzer-no-link" >"$stamp.new"
 cmp -s "$stamp.new" "$stamp" || mv "$stamp.new" "$stamp"
 rm -f "$stamp.new"
-newest_h=$(ls -t "$stamp" "$repo"/include/*.h "$repo"/engine/*.h "$repo"/tiers/*.h "$repo"/codecs/*.h | head -n 1)
+newest_h=$(ls -t "$stamp" "$repo"/include/*.h "$repo"/*/*.h | head -n 1)
 todo=()
 objs=()
 for s in $srcs; do

@@ -14,9 +14,9 @@
 #include <time.h>
 
 #include "hcomp_model.h"
-#include "../../engine/analyzer.h"
-#include "../../engine/filter.h"
-#include "../../profiler/datagen.h"
+#include "engine/analyzer.h"
+#include "engine/filter.h"
+#include "profiler/datagen.h"
 
 #define KIB ((size_t) 1024)
 #define MIB (KIB * KIB)

@@ -18,10 +18,10 @@
 
 #include "hcomp.h"
 #include "hcomp_model.h"
-#include "../../engine/analyzer.h"
-#include "../../engine/engine.h"
-#include "../../engine/file_internal.h"
-#include "../../engine/predictor.h"
+#include "engine/analyzer.h"
+#include "engine/engine.h"
+#include "engine/file_internal.h"
+#include "engine/predictor.h"
 
 #define MIB (1u << 20)
 

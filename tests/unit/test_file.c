@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "hcomp.h"
-#include "../../tiers/piece_header.h"
+#include "tiers/piece_header.h"
 
 #define KIB ((uint64_t) 1 << 10)
 #define MIB ((uint64_t) 1 << 20)

@@ -13,9 +13,9 @@
 
 #include "hcomp_codec.h"
 #include "hcomp_error.h"
-#include "../../tiers/mapfile.h"
-#include "../../tiers/piece_header.h"
-#include "../../engine/util.h"
+#include "tiers/mapfile.h"
+#include "tiers/piece_header.h"
+#include "common/util.h"
 
 /* ---- piece header ---------------------------------------------------------------- */
 

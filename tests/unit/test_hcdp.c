@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../engine/hcdp.h"
+#include "engine/hcdp.h"
 #include "hcomp_codec.h"
 
 #define MIB (1024.0 * 1024.0)

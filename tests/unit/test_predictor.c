@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "hcomp_model.h"
-#include "../../engine/predictor.h"
-#include "../../profiler/profile_core.h"
+#include "engine/predictor.h"
+#include "profiler/profile_core.h"
 
 #define KIB ((size_t) 1024)
 

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "hcomp_model.h"
-#include "../../engine/predictor.h"
-#include "../../profiler/profile_core.h"
+#include "engine/predictor.h"
+#include "profiler/profile_core.h"
 
 #define FIXTURE HCOMP_TEST_DATA "/tiny_seed.json"
 

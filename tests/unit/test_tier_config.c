@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "hcomp_error.h"
-#include "../../tiers/tier_config.h"
+#include "tiers/tier_config.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <linux/falloc.h>
 
-#include "../../engine/file_internal.h"
-#include "../../engine/tools.h"
+#include "engine/file_internal.h"
+#include "engine/tools.h"
 
 #define KIB 1024u
 

@@ -11,7 +11,13 @@
 #if defined(__GNUC__)
 #define HCOMP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
-#define HCOMP_PRINTF(a, b)
+#define HCOMP_PRINTF(a, b)/* *buf grown (doubling, from 4 KiB) to hold need bytes; 0, or -1 when out of memory
+ * (the buffer is unchanged). */
+int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);
+/* *arrayp (a pointer to an array of elem-byte elements) grown, doubling, to hold need
+ * elements; 0, or -1 when out of memory (the array is unchanged). */
+int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem);
+
 #endif
 
 /* Fill err (may be NULL) and return code. */
@@ -78,5 +84,11 @@ long long hcomp_pread_full(int fd, void *buf, size_t len, uint64_t off);
 long long hcomp_pread2_full(int fd, void *a, size_t alen, void *b, size_t blen, uint64_t off);
 /* path made absolute (against the working directory) in out; 0, or -1 with errno. */
 int hcomp_abs_path(const char *path, char *out, size_t n);
+/* *buf grown (doubling, from 4 KiB) to hold need bytes; 0, or -1 when out of memory
+ * (the buffer is unchanged). */
+int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);
+/* *arrayp (a pointer to an array of elem-byte elements) grown, doubling, to hold need
+ * elements; 0, or -1 when out of memory (the array is unchanged). */
+int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem);
 
 #endif
