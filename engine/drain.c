@@ -193,7 +193,7 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
     if (rc != HCOMP_OK)
         return rc;              /* nothing recorded: the node-local copies stay valid */
     /* every live piece has a shared copy now: free the node-local tier */
-    hcomp_tier_remove_own_segments(f, 1);
+    hcomp_file_remove_own_segments(f, 1);
     return HCOMP_OK;
 }
 

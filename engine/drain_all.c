@@ -74,7 +74,7 @@ int hcomp_drain_all(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *
         return hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: the last tier \"%s\" of %s is node-local; "
                           "draining needs a shared last tier", f->path, f->cfg.tier[last].name,
                           f->cfg.source);
-    int rc = hcomp_tier_writer_prepare(f, last, err);
+    int rc = hcomp_tier_writer_prepare(&f->tw[last], &f->cfg.tier[last], f->path, f->id_hex, err);
     if (rc == HCOMP_OK)
         rc = hcomp_log_refresh(f, err);
     if (rc != HCOMP_OK)

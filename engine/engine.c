@@ -649,7 +649,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
             in->tier[t].room = 0;       /* full, vanished or failing: out of placement */
             continue;
         }
-        uint64_t room = hcomp_tier_available(f, t);
+        uint64_t room = hcomp_tier_available(&f->tw[t], &f->cfg.tier[t]);
         in->tier[t].room = room < st.free_bytes ? room : st.free_bytes;
         in->tier[t].min_part = hcomp_min_part(&f->cfg.tier[t]);
         in->tier[t].capacity = f->cfg.tier[t].capacity == UINT64_MAX ? 0 : f->cfg.tier[t].capacity;

@@ -17,6 +17,7 @@
 #include "tiers/piece_header.h"
 #include "tiers/tier_config.h"
 #include "tiers/monitor.h"
+#include "tiers/tier_space.h"
 
 /* Decoded pieces kept per open file for reads: at most this many, and at most
  * HCOMP_READ_CACHE_BYTES of them (so large pieces get fewer slots). */
@@ -76,26 +77,6 @@ typedef struct hcomp_piece {
     int16_t level;       /* codec level, HCOMP_MAP_LEVEL_UNKNOWN if not recorded */
     uint64_t start;      /* logical offset of its first extent (header check) */
 } hcomp_piece;
-
-/* This opener's writing state on one tier. */
-typedef struct hcomp_tier_writer {
-    int ready;                 /* directory checked, budget computed */
-    int full;                  /* the tier is full or failing: placement skips it */
-    char why[256];             /* what it said */
-    char base[PATH_MAX];       /* the tier's directory (for this file) */
-    char dir[PATH_MAX];        /* this file's segment directory on the tier */
-    uint64_t budget;           /* bytes reserved and not yet written (UINT64_MAX: unlimited) */
-    uint64_t ledger_id;        /* this opener's line in the tier's capacity ledger */
-    int in_ledger;
-    uint64_t avail_cache;      /* room others leave, as last seen in the ledger */
-    double avail_time;         /* when (hcomp_now), 0: never */
-    int mon;                   /* the system monitor's handle for the tier directory */
-    double exhausted_at;       /* when a reservation last came back empty (0: never) */
-    int seg_fd;                /* current segment file, -1 until the first piece */
-    uint64_t seg_id;
-    uint64_t seg_tail;
-    char seg_name[32];
-} hcomp_tier_writer;
 
 struct hcomp_file {
     char *path;
@@ -201,6 +182,10 @@ struct iovec;
 int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t *seg_off,
                          hcomp_error *err);
 int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, int *rc);
+/* Close this opener's tier writers (segments, reservations). */
+void hcomp_file_writers_close(hcomp_file *f);
+/* Remove the segments this opener wrote (all, or those on node-local tiers). */
+void hcomp_file_remove_own_segments(hcomp_file *f, int node_local_only);
 
 /* engine/drain.c: move this opener's live pieces off node-local tiers */
 int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err);
@@ -219,26 +204,5 @@ int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_er
 /* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before
  * allocating a buffer of its size. */
 int hcomp_piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err);
-
-/* tiers/tier_space.c */
-/* The directory a tier stands for, for the file at file_path (@filedir: its directory). */
-int hcomp_tier_base_dir(const hcomp_tier *t, const char *file_path, char *out, size_t n);
-int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *err);
-int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err);
-int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *err);
-void hcomp_tier_writers_close(hcomp_file *f);
-/* Remove the segments this opener wrote (all, or those on node-local tiers). */
-void hcomp_tier_remove_own_segments(hcomp_file *f, int node_local_only);
-uint64_t hcomp_tier_usage(const char *tier_dir);
-
-/* tiers/tier_ledger.c: capacity shared by all writers of a tier */
-int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err);
-/* Bytes this opener could place on tier t now (its reservation plus what the ledger
- * leaves free), refreshed at most every second (and after each reservation). */
-uint64_t hcomp_tier_available(hcomp_file *f, int t);
-/* Emulated tiers: sleep until bytes took as long as the tier's bandwidth and latency
- * say (t0: when the I/O began). */
-void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0);
-void hcomp_tier_release(hcomp_file *f, int t);
 
 #endif

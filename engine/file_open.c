@@ -115,7 +115,7 @@ static void file_free(hcomp_file *f)
         free(f->jobs[j].tmp);
     }
     free(f->jobs);
-    hcomp_tier_writers_close(f);
+    hcomp_file_writers_close(f);
     hcomp_log_free(f);
     if (f->map_fd >= 0)
         close(f->map_fd);
@@ -265,7 +265,7 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
             ;
     int gone = f->writable && mapping_file_gone(f);
     if (gone)       /* deleted under us (e.g. ROMIO's shared-pointer file): leave nothing */
-        hcomp_tier_remove_own_segments(f, 0);
+        hcomp_file_remove_own_segments(f, 0);
     if (f->writable && !gone && f->opts.drain)
         rc = hcomp_drain_node_local(f, err);
     if (f->writable && !gone && f->stats.tasks > 0) {

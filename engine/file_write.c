@@ -38,7 +38,7 @@ int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, in
         if (w->full)
             continue;
         if (w->budget < need && !tier_exhausted(w) &&
-            (*rc = hcomp_tier_reserve(f, t, need - w->budget, err)) != HCOMP_OK) {
+            (*rc = hcomp_tier_reserve(w, &f->cfg.tier[t], f->sharers, need - w->budget, err)) != HCOMP_OK) {
             if (*rc == HCOMP_E_NOMEM)
                 return -1;
             /* the tier's capacity ledger is unusable (its directory vanished or turned
@@ -83,12 +83,25 @@ static int no_space(hcomp_file *f, uint64_t need, hcomp_error *err)
                       (unsigned long long) need, tiers, f->cfg.source);
 }
 
+void hcomp_file_writers_close(hcomp_file *f)
+{
+    for (int t = 0; t < HCOMP_MAX_TIERS; t++)
+        hcomp_tier_writer_close(&f->tw[t], &f->cfg.tier[t]);
+}
+
+void hcomp_file_remove_own_segments(hcomp_file *f, int node_local_only)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (!node_local_only || f->cfg.tier[t].node_local)
+            hcomp_tier_writer_remove_segment(&f->tw[t]);
+}
+
 int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t *seg_off,
                          hcomp_error *err)
 {
     int is_new;
     hcomp_tier_writer *w = &f->tw[t];
-    int rc = hcomp_tier_writer_segment(f, t, &is_new, err);
+    int rc = hcomp_tier_writer_segment(&f->tw[t], &f->cfg.tier[t], f->path, f->perm, &is_new, err);
     if (rc != HCOMP_OK && rc != HCOMP_E_NOMEM) {
         /* the tier's directory vanished or refuses us: take it out of placement */
         w->full = 1;
@@ -311,7 +324,7 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
                           (unsigned long long) off);
     double t_start = hcomp_now();
     for (int t = 0; t < f->cfg.ntiers; t++) {
-        int rc = hcomp_tier_writer_prepare(f, t, err);
+        int rc = hcomp_tier_writer_prepare(&f->tw[t], &f->cfg.tier[t], f->path, f->id_hex, err);
         if (rc != HCOMP_OK)
             return rc;
     }
@@ -388,7 +401,7 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
             int fits = !f->tw[t].full &&
                 (f->tw[t].budget >= need ||
                  (!tier_exhausted(&f->tw[t]) &&
-                  hcomp_tier_reserve(f, t, need - f->tw[t].budget, err) == HCOMP_OK &&
+                  hcomp_tier_reserve(&f->tw[t], &f->cfg.tier[t], f->sharers, need - f->tw[t].budget, err) == HCOMP_OK &&
                   f->tw[t].budget >= need));
             int r = fits ? store(f, t, d[w0 + k].start, job->len, job, err) : HCOMP_E_NOSPC;
             if (r == HCOMP_E_NOSPC)

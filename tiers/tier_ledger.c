@@ -7,7 +7,7 @@
  * writer's outstanding reservation. Writers reserve in chunks, so the lock is
  * taken rarely. Lines of writers that died (same host, pid gone) are dropped;
  * the file is removed when its last line goes. */
-#include "engine/file_internal.h"
+#include "tier_space.h"
 #include "common/util.h"
 #include "common/clock.h"
 
@@ -215,10 +215,9 @@ static int ledger_rewrite(const char *dir, uint64_t id, uint64_t bytes)
     return 1;
 }
 
-int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
+int hcomp_tier_reserve(hcomp_tier_writer *w, const hcomp_tier *tier, int sharers, uint64_t want,
+                       hcomp_error *err)
 {
-    hcomp_tier_writer *w = &f->tw[t];
-    const hcomp_tier *tier = &f->cfg.tier[t];
     if (tier->capacity == UINT64_MAX || w->full)
         return HCOMP_OK;
     ledger l;
@@ -236,7 +235,7 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
     uint64_t avail = tier->capacity > taken ? tier->capacity - taken : 0;
     /* reserve in chunks (an eighth of the capacity per expected writer, at most
      * 16 MiB) so the lock is rare but no writer hoards a small tier */
-    uint64_t chunk = tier->capacity / 8 / (uint64_t) f->sharers;
+    uint64_t chunk = tier->capacity / 8 / (uint64_t) sharers;
     if (chunk > (16u << 20))
         chunk = 16u << 20;
     uint64_t grant = want > chunk ? want : chunk;
@@ -252,10 +251,8 @@ int hcomp_tier_reserve(hcomp_file *f, int t, uint64_t want, hcomp_error *err)
     return ledger_write_unlock(&l, err);
 }
 
-uint64_t hcomp_tier_available(hcomp_file *f, int t)
+uint64_t hcomp_tier_available(hcomp_tier_writer *w, const hcomp_tier *tier)
 {
-    hcomp_tier_writer *w = &f->tw[t];
-    const hcomp_tier *tier = &f->cfg.tier[t];
     if (tier->capacity == UINT64_MAX)
         return UINT64_MAX / 4;
     double now = hcomp_now();
@@ -287,10 +284,9 @@ uint64_t hcomp_tier_available(hcomp_file *f, int t)
     return w->budget + w->avail_cache;
 }
 
-void hcomp_tier_release(hcomp_file *f, int t)
+void hcomp_tier_release(hcomp_tier_writer *w, const hcomp_tier *tier)
 {
-    hcomp_tier_writer *w = &f->tw[t];
-    if (!w->ready || f->cfg.tier[t].capacity == UINT64_MAX || !w->in_ledger)
+    if (!w->ready || tier->capacity == UINT64_MAX || !w->in_ledger)
         return;
     if (!ledger_rewrite(w->base, w->ledger_id, 0))
         return;     /* the line goes when this process is found dead */

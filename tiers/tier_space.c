@@ -1,7 +1,8 @@
 /* Where this opener's pieces go on each tier: the tier's directory checks, the
  * per-file segment directory, the opener's share of the tier's capacity, and its
  * segment file. */
-#include "engine/file_internal.h"
+#include "tier_space.h"
+#include "monitor.h"
 #include "common/util.h"
 #include "common/clock.h"
 
@@ -82,73 +83,73 @@ uint64_t hcomp_tier_usage(const char *dir)
     return used;
 }
 
-int hcomp_tier_writer_prepare(hcomp_file *f, int t, hcomp_error *err)
+int hcomp_tier_writer_prepare(hcomp_tier_writer *w, const hcomp_tier *tier, const char *file_path,
+                              const char *file_id, hcomp_error *err)
 {
-    hcomp_tier_writer *w = &f->tw[t];
-    const hcomp_tier *tier = &f->cfg.tier[t];
     if (w->ready)
         return HCOMP_OK;
     char base[PATH_MAX], name[PATH_MAX];
-    if (hcomp_tier_base_dir(tier, f->path, base, sizeof(base)) != 0)
-        return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" path is too long", f->path, tier->name);
+    if (hcomp_tier_base_dir(tier, file_path, base, sizeof(base)) != 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" path is too long", file_path, tier->name);
     char tmp[PATH_MAX];
-    snprintf(tmp, sizeof(tmp), "%s", f->path);
+    snprintf(tmp, sizeof(tmp), "%s", file_path);
     const char *file_base = basename(tmp);
     /* the file's own directory gets a hidden entry; dedicated tier directories a plain one */
     int hidden = strcmp(tier->path, HCOMP_FILEDIR) == 0;
-    snprintf(name, sizeof(name), "%s%.64s.%.16s.hcd", hidden ? "." : "", file_base, f->id_hex);
+    snprintf(name, sizeof(name), "%s%.64s.%.16s.hcd", hidden ? "." : "", file_base, file_id);
     if (snprintf(w->dir, sizeof(w->dir), "%s/%s", base, name) >= (int) sizeof(w->dir))
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: segment directory path on tier \"%s\" is too long",
-                          f->path, tier->name);
+                          file_path, tier->name);
     snprintf(w->base, sizeof(w->base), "%s", base);
     w->mon = hcomp_monitor_watch(base);
     /* capacity is reserved from the tier's ledger when pieces need it */
     w->budget = tier->capacity == UINT64_MAX ? UINT64_MAX : 0;
     w->in_ledger = 0;
     if (hcomp_random_bytes(&w->ledger_id, sizeof(w->ledger_id)) != 0)
-        return hcomp_fail_errno(err, errno, "%s: no random id", f->path);
+        return hcomp_fail_errno(err, errno, "%s: no random id", file_path);
     w->ledger_id &= 0x7fffffffffffffffull;
     w->seg_fd = -1;
     w->ready = 1;
     return HCOMP_OK;
 }
 
-int hcomp_tier_writer_segment(hcomp_file *f, int t, int *is_new, hcomp_error *err)
+int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, const char *file_path,
+                              mode_t perm, int *is_new, hcomp_error *err)
 {
-    hcomp_tier_writer *w = &f->tw[t];
     *is_new = 0;
     if (w->seg_fd >= 0)
         return HCOMP_OK;
     /* the per-file segment directory appears with the first piece on this tier */
-    const hcomp_tier *tier = &f->cfg.tier[t];
-    mode_t dmode = f->perm | ((f->perm & 0444) >> 2) | 0700;
+    mode_t dmode = perm | ((perm & 0444) >> 2) | 0700;
     if (mkdir(w->dir, dmode) != 0 && errno != EEXIST)
         return hcomp_fail_errno(err, errno, "%s: creating segment directory %s on tier \"%s\"",
-                                f->path, w->dir, tier->name);
+                                file_path, w->dir, tier->name);
     struct stat st;
     if (lstat(w->dir, &st) != 0)
-        return hcomp_fail_errno(err, errno, "%s: segment directory %s", f->path, w->dir);
+        return hcomp_fail_errno(err, errno, "%s: segment directory %s", file_path, w->dir);
     if (!S_ISDIR(st.st_mode))
         return hcomp_fail(err, HCOMP_E_ACCESS, "%s: segment directory %s on tier \"%s\" is not a "
-                          "directory (a symbolic link?); refusing to use it", f->path, w->dir,
+                          "directory (a symbolic link?); refusing to use it", file_path, w->dir,
                           tier->name);
     for (int attempt = 0; attempt < 8; attempt++) {
         if (hcomp_random_bytes(&w->seg_id, sizeof(w->seg_id)) != 0)
-            return hcomp_fail_errno(err, errno, "%s: no random segment id", f->path);
+            return hcomp_fail_errno(err, errno, "%s: no random segment id", file_path);
         snprintf(w->seg_name, sizeof(w->seg_name), "%016llx.seg", (unsigned long long) w->seg_id);
         char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
-        w->seg_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->perm);
+        if (snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name) >= (int) sizeof(path))
+            return hcomp_fail(err, HCOMP_E_INVAL, "%s: segment path in %s is too long", file_path,
+                              w->dir);
+        w->seg_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perm);
         if (w->seg_fd >= 0) {
             w->seg_tail = 0;
             *is_new = 1;
             return HCOMP_OK;
         }
         if (errno != EEXIST)
-            return hcomp_fail_errno(err, errno, "%s: creating segment %s on tier \"%s\"", f->path,
-                                    path, f->cfg.tier[t].name);
+            return hcomp_fail_errno(err, errno, "%s: creating segment %s on tier \"%s\"", file_path,
+                                    path, tier->name);
     }
-    return hcomp_fail(err, HCOMP_E_IO, "%s: could not create a unique segment in %s", f->path, w->dir);
+    return hcomp_fail(err, HCOMP_E_IO, "%s: could not create a unique segment in %s", file_path, w->dir);
 }
 
 void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0)
@@ -165,30 +166,26 @@ void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, do
     }
 }
 
-void hcomp_tier_remove_own_segments(hcomp_file *f, int node_local_only)
+void hcomp_tier_writer_remove_segment(hcomp_tier_writer *w)
 {
-    for (int t = 0; t < f->cfg.ntiers; t++) {
-        hcomp_tier_writer *w = &f->tw[t];
-        if (!w->ready || w->seg_fd < 0 || (node_local_only && !f->cfg.tier[t].node_local))
-            continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
-        close(w->seg_fd);
-        w->seg_fd = -1;
+    if (!w->ready || w->seg_fd < 0)
+        return;
+    char path[PATH_MAX];
+    int fits = snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name) < (int) sizeof(path);
+    close(w->seg_fd);
+    w->seg_fd = -1;
+    if (fits)               /* it was created by this name */
         unlink(path);
-        rmdir(w->dir);          /* fails, harmlessly, while other openers' segments remain */
-    }
+    rmdir(w->dir);          /* fails, harmlessly, while other openers' segments remain */
 }
 
-void hcomp_tier_writers_close(hcomp_file *f)
+void hcomp_tier_writer_close(hcomp_tier_writer *w, const hcomp_tier *tier)
 {
-    for (int t = 0; t < HCOMP_MAX_TIERS; t++) {
-        if (f->tw[t].ready && f->tw[t].seg_fd >= 0)
-            close(f->tw[t].seg_fd);
-        hcomp_tier_release(f, t);
-        if (f->tw[t].ready)
-            hcomp_monitor_unwatch(f->tw[t].mon);
-        f->tw[t].seg_fd = -1;
-        f->tw[t].ready = 0;
-    }
+    if (w->ready && w->seg_fd >= 0)
+        close(w->seg_fd);
+    hcomp_tier_release(w, tier);
+    if (w->ready)
+        hcomp_monitor_unwatch(w->mon);
+    w->seg_fd = -1;
+    w->ready = 0;
 }
