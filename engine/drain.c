@@ -60,7 +60,7 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
         }
         unsigned codec;
         int level, filter;
-        hcomp_engine_choose(f, *raw, p->raw_len, t, &codec, &level, &filter);
+        hcomp_engine_choose(&f->eng, *raw, p->raw_len, t, &codec, &level, &filter);
         job->src = *raw;
         job->len = p->raw_len;
         job->codec = codec;

@@ -1,7 +1,8 @@
 /* Analysis, prediction and placement of a task (docs/ENGINE.md). */
 #include "engine.h"
 #include "analyzer.h"
-#include "file_internal.h"
+#include "tiers/monitor.h"
+#include "tiers/piece_header.h"
 #include "filter.h"
 #include "predictor.h"
 #include "common/util.h"
@@ -12,6 +13,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void hcomp_engine_init(hcomp_engine *e, const char *path, const hcomp_tier_config *cfg,
+                       hcomp_tier_writer *tw, hcomp_file_stats *stats)
+{
+    memset(e, 0, sizeof(*e));
+    e->path = path;
+    e->cfg = cfg;
+    e->tw = tw;
+    e->stats = stats;
+    e->dtype_hint = -1;
+    e->aslot_last = -1;
+}
+
+void hcomp_engine_set(hcomp_engine *e, const hcomp_engine_settings *set)
+{
+    e->set = *set;
+    e->settings_gen++;
+    if (e->pred)
+        hcomp_predictor_set_feedback_interval(e->pred, e->set.feedback_interval);
+}
 
 /* ---- predictors, one per seed, shared by the files of a process -------------- */
 
@@ -25,9 +46,9 @@ typedef struct model_ref {
 static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
 static model_ref *models;
 
-int hcomp_engine_open(hcomp_file *f, hcomp_error *err)
+int hcomp_engine_open(hcomp_engine *e, hcomp_error *err)
 {
-    const char *seed = hcomp_options_seed_path(&f->opts);
+    const char *seed = e->set.seed;
     int rc = HCOMP_OK;
     pthread_mutex_lock(&models_lock);
     model_ref *m = models;
@@ -36,13 +57,13 @@ int hcomp_engine_open(hcomp_file *f, hcomp_error *err)
     if (m == NULL) {
         m = calloc(1, sizeof(*m));
         if (m == NULL)
-            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", e->path);
         else {
-            hcomp_error e;
+            hcomp_error why;
             snprintf(m->seed, sizeof(m->seed), "%s", seed);
-            rc = hcomp_predictor_load(seed[0] ? seed : NULL, &m->pred, &e);
+            rc = hcomp_predictor_load(seed[0] ? seed : NULL, &m->pred, &why);
             if (rc != HCOMP_OK) {
-                hcomp_fail(err, rc, "%s: hcomp_seed: %s", f->path, e.msg);
+                hcomp_fail(err, rc, "%s: hcomp_seed: %s", e->path, why.msg);
                 free(m);
                 m = NULL;
             } else {
@@ -53,33 +74,33 @@ int hcomp_engine_open(hcomp_file *f, hcomp_error *err)
     }
     if (m) {
         m->refs++;
-        hcomp_predictor_set_feedback_interval(m->pred, f->opts.feedback_interval);
-        f->pred = m->pred;
+        hcomp_predictor_set_feedback_interval(m->pred, e->set.feedback_interval);
+        e->pred = m->pred;
     }
     pthread_mutex_unlock(&models_lock);
     return rc;
 }
 
-static void shared_aged_all(const hcomp_file *f);
+static void shared_aged_all(const hcomp_engine *e);
 
-int hcomp_engine_close(hcomp_file *f, hcomp_error *err)
+int hcomp_engine_close(hcomp_engine *e, hcomp_error *err)
 {
     int rc = HCOMP_OK;
-    shared_aged_all(f);
-    if (f->pred == NULL)
+    shared_aged_all(e);
+    if (e->pred == NULL)
         return rc;
-    const char *seed = hcomp_options_seed_path(&f->opts);
+    const char *seed = e->set.seed;
     pthread_mutex_lock(&models_lock);
     /* written back once, atomically, by the opener that owns the model, and only to a
      * seed the user named (the embedded default is never rewritten) */
-    if (f->model_owner && seed[0] && hcomp_predictor_dirty(f->pred) > 0) {
-        hcomp_error e;
-        if (hcomp_predictor_save(f->pred, seed, &e) != HCOMP_OK)
-            rc = hcomp_fail(err, e.code, "%s: saving the updated model: %s", f->path, e.msg);
+    if (e->model_owner && seed[0] && hcomp_predictor_dirty(e->pred) > 0) {
+        hcomp_error why;
+        if (hcomp_predictor_save(e->pred, seed, &why) != HCOMP_OK)
+            rc = hcomp_fail(err, why.code, "%s: saving the updated model: %s", e->path, why.msg);
     }
     for (model_ref **pp = &models; *pp; pp = &(*pp)->next) {
         model_ref *m = *pp;
-        if (m->pred == f->pred) {
+        if (m->pred == e->pred) {
             if (--m->refs == 0) {
                 *pp = m->next;
                 hcomp_predictor_free(m->pred);
@@ -89,7 +110,7 @@ int hcomp_engine_close(hcomp_file *f, hcomp_error *err)
         }
     }
     pthread_mutex_unlock(&models_lock);
-    f->pred = NULL;
+    e->pred = NULL;
     return rc;
 }
 
@@ -109,7 +130,7 @@ static int dtype_filter(int dtype)
     }
 }
 
-static int allowed(const hcomp_options *o, unsigned codec, int level)
+static int allowed(const hcomp_engine_settings *o, unsigned codec, int level)
 {
     if (o->nallowed == 0)
         return 1;
@@ -153,16 +174,16 @@ static int incompressible(const hcomp_features *ft)
 /* The task's candidates into plan->input; with base, also the same candidates as the
  * models' lines alone predict them (no local corrections), what the process's other files
  * can start from (shared_put_candidates). */
-static void candidates(hcomp_file *f, hcomp_task_plan *plan, hcdp_candidate *base)
+static void candidates(hcomp_engine *e, hcomp_task_plan *plan, hcdp_candidate *base)
 {
     hcdp_input *in = &plan->input;
-    const hcomp_options *o = &f->opts;
+    const hcomp_engine_settings *o = &e->set;
     in->ncand = 0;
     if (o->codec != NULL && o->codec->id != HCOMP_CODEC_NONE) {
         /* a fixed codec: the engine only places; pieces that do not shrink go raw */
         int level = o->level == HCOMP_LEVEL_DEFAULT ? o->codec->level_default : o->level;
         hcomp_prediction p = {plan->feat.probe_ratio, 0, 0};
-        if (hcomp_predictor_predict(f->pred, &plan->feat, o->codec->id, level, &p) != HCOMP_OK)
+        if (hcomp_predictor_predict(e->pred, &plan->feat, o->codec->id, level, &p) != HCOMP_OK)
             p.ratio = plan->feat.probe_ratio > 1 ? plan->feat.probe_ratio : 1;
         add_candidate(in, NULL, o->codec->id, level, HCOMP_FILTER_NONE, &p, NULL);
         return;
@@ -179,11 +200,11 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan, hcdp_candidate *bas
     /* the models a chunk at a time, each chunk's predictions under one lock */
     enum { CHUNK = 32 };
     hcomp_model_prediction pp[CHUNK], ps[CHUNK];
-    size_t n = hcomp_predictor_model_count(f->pred);
+    size_t n = hcomp_predictor_model_count(e->pred);
     for (size_t first = 0; first < n; first += CHUNK) {
         size_t k = n - first < CHUNK ? n - first : CHUNK;
-        int pok = plain_ok && hcomp_predictor_predict_range(f->pred, &plan->feat, first, k, pp) == HCOMP_OK;
-        int sok = sh_ok && hcomp_predictor_predict_range(f->pred, &plan->feat_sh, first, k, ps) == HCOMP_OK;
+        int pok = plain_ok && hcomp_predictor_predict_range(e->pred, &plan->feat, first, k, pp) == HCOMP_OK;
+        int sok = sh_ok && hcomp_predictor_predict_range(e->pred, &plan->feat_sh, first, k, ps) == HCOMP_OK;
         if (!pok && !sok)
             continue;
         for (size_t i = 0; i < k; i++) {
@@ -203,16 +224,16 @@ static void candidates(hcomp_file *f, hcomp_task_plan *plan, hcdp_candidate *bas
 /* Bandwidth and latency of a tier: its configuration, else the seed's measurement of
  * it, else a guess from its rank: tiers are listed fastest first, so the guess falls
  * five-fold per tier from 10 GB/s. */
-static void tier_speed(hcomp_file *f, int t, hcdp_tier *out)
+static void tier_speed(hcomp_engine *e, int t, hcdp_tier *out)
 {
-    const hcomp_tier *tier = &f->cfg.tier[t];
+    const hcomp_tier *tier = &e->cfg->tier[t];
     out->write_Bps = out->read_Bps = tier->bandwidth;
     out->latency = tier->latency;
-    if (tier->bandwidth <= 0 && f->pred) {
-        size_t n = hcomp_predictor_tier_count(f->pred);
+    if (tier->bandwidth <= 0 && e->pred) {
+        size_t n = hcomp_predictor_tier_count(e->pred);
         for (size_t i = 0; i < n; i++) {
             hcomp_tier_signature sig;
-            if (hcomp_predictor_tier_at(f->pred, i, &sig) == HCOMP_OK &&
+            if (hcomp_predictor_tier_at(e->pred, i, &sig) == HCOMP_OK &&
                 strcmp(sig.name, tier->name) == 0 && sig.write_Bps > 0) {
                 out->write_Bps = sig.write_Bps;
                 out->read_Bps = sig.read_Bps > 0 ? sig.read_Bps : sig.write_Bps;
@@ -336,10 +357,10 @@ static int shared_near(int dtype_hint, int want_sh, double fp, double fp2)
 /* Whether the file's candidates are, but for its local corrections, those any file of the
  * process would make for the same features: its predictor an unrefitted copy of the
  * embedded seed, every codec and level allowed (weights do not enter predictions). */
-static int candidates_shareable(hcomp_file *f)
+static int candidates_shareable(hcomp_engine *e)
 {
-    return f->pred && f->opts.codec == NULL && f->opts.nallowed == 0 &&
-           hcomp_predictor_embedded_pristine(f->pred);
+    return e->pred && e->set.codec == NULL && e->set.nallowed == 0 &&
+           hcomp_predictor_embedded_pristine(e->pred);
 }
 
 /* Slot a takes a still young shared analysis of its kind, if there is one: 1 if it did;
@@ -390,12 +411,12 @@ static void shared_put_candidates(const hcomp_analysis_slot *a, const hcdp_candi
 /* Slot a's candidates, taken as the shared lines predict them, with the file's own local
  * corrections: the models it has corrected for the data's element type (a few: those of
  * the codecs it chose) predict again; with more than a few, all do (0 returned). */
-static int shared_localise(hcomp_file *f, hcomp_analysis_slot *a)
+static int shared_localise(hcomp_engine *e, hcomp_analysis_slot *a)
 {
     enum { FEW = 8 };
     unsigned codec[FEW];
     int level[FEW];
-    size_t n = hcomp_predictor_corrected(f->pred, a->feat.dtype, codec, level, FEW);
+    size_t n = hcomp_predictor_corrected(e->pred, a->feat.dtype, codec, level, FEW);
     if (n > FEW || (a->has_sh && a->feat_sh.dtype != a->feat.dtype))
         return 0;
     for (int i = 1; i < a->plan_cand_n && n > 0; i++) {
@@ -404,7 +425,7 @@ static int shared_localise(hcomp_file *f, hcomp_analysis_slot *a)
             if (codec[k] != c->codec || level[k] != c->level)
                 continue;
             hcomp_prediction p;     /* this file's own: line and its corrections */
-            if (hcomp_predictor_predict(f->pred, c->filter ? &a->feat_sh : &a->feat, c->codec,
+            if (hcomp_predictor_predict(e->pred, c->filter ? &a->feat_sh : &a->feat, c->codec,
                                         c->level, &p) != HCOMP_OK)
                 return 0;
             c->ratio = p.ratio;
@@ -472,12 +493,12 @@ static void shared_aged(const hcomp_analysis_slot *a)
 }
 
 /* At close: the uses of the file's shared analyses since their last count. */
-static void shared_aged_all(const hcomp_file *f)
+static void shared_aged_all(const hcomp_engine *e)
 {
     pthread_mutex_lock(&shared_lock);
     for (int i = 0; i < HCOMP_ANALYSIS_SLOTS; i++)
-        if (f->aslot[i].valid && f->aslot[i].shared_ix >= 0)
-            shared_aged_locked(&f->aslot[i]);
+        if (e->aslot[i].valid && e->aslot[i].shared_ix >= 0)
+            shared_aged_locked(&e->aslot[i]);
     pthread_mutex_unlock(&shared_lock);
 }
 
@@ -491,72 +512,72 @@ static void shared_aged_all(const hcomp_file *f)
  * fingerprinted: its few bytes give a noisy fingerprint that costs as much
  * as the time it would save, and a wrong guess costs little on so few bytes (a piece
  * that does not shrink is stored raw): it reuses the last task's slot. */
-static int analyze_task(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
+static int analyze_task(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task_plan *plan,
                         int *reused)
 {
-    int auto_mode = f->opts.codec == NULL;
-    int want_sh = auto_mode && f->opts.shuffle;
+    int auto_mode = e->set.codec == NULL;
+    int want_sh = auto_mode && e->set.shuffle;
     int small = len < HCOMP_ANALYZE_MAX_SAMPLE;
-    double fp = small && f->aslot_last >= 0 ? f->aslot[f->aslot_last].fp : fingerprint(buf, len);
+    double fp = small && e->aslot_last >= 0 ? e->aslot[e->aslot_last].fp : fingerprint(buf, len);
     int near = -1;
     double best = FINGERPRINT_SLACK;
     for (int i = 0; i < HCOMP_ANALYSIS_SLOTS; i++) {
-        const hcomp_analysis_slot *a = &f->aslot[i];
-        if (!a->valid || a->dtype_hint != f->dtype_hint || a->want_sh != want_sh)
+        const hcomp_analysis_slot *a = &e->aslot[i];
+        if (!a->valid || a->dtype_hint != e->dtype_hint || a->want_sh != want_sh)
             continue;
-        double d = small ? (i == f->aslot_last ? 0.0 : INFINITY) : fabs(fp - a->fp);
+        double d = small ? (i == e->aslot_last ? 0.0 : INFINITY) : fabs(fp - a->fp);
         if (d <= best) {
             best = d;
             near = i;
         }
     }
     hcomp_analysis_slot *a;
-    if (near >= 0 && f->aslot[near].age < REANALYZE_EVERY) {
-        a = &f->aslot[near];
+    if (near >= 0 && e->aslot[near].age < REANALYZE_EVERY) {
+        a = &e->aslot[near];
         plan->feat = a->feat;
         plan->feat_sh = a->feat_sh;
         plan->has_sh = a->has_sh;
         a->age++;
-        a->used = ++f->aslot_tick;
-        f->aslot_last = near;
+        a->used = ++e->aslot_tick;
+        e->aslot_last = near;
         shared_aged(a);
         *reused = 1;
         return near;
     }
     int s = near;           /* an analysis grown old is made again in its slot */
     for (int i = 0; i < HCOMP_ANALYSIS_SLOTS && s < 0; i++)
-        if (!f->aslot[i].valid)
+        if (!e->aslot[i].valid)
             s = i;
     if (s < 0) {
         s = 0;
         for (int i = 1; i < HCOMP_ANALYSIS_SLOTS; i++)
-            if (f->aslot[i].used < f->aslot[s].used)
+            if (e->aslot[i].used < e->aslot[s].used)
                 s = i;
     }
-    a = &f->aslot[s];
+    a = &e->aslot[s];
     a->valid = 1;
-    a->dtype_hint = f->dtype_hint;
+    a->dtype_hint = e->dtype_hint;
     a->want_sh = want_sh;
-    a->used = ++f->aslot_tick;
+    a->used = ++e->aslot_tick;
     a->plan_valid = 0;
     a->cand_valid = 0;
-    f->aslot_last = s;
+    e->aslot_last = s;
     *reused = 0;
-    double fp2 = small ? 0.0 : fingerprint2(buf, len, f->dtype_hint);
-    int with_cand = candidates_shareable(f);
-    if (!small && shared_take(a, f->dtype_hint, want_sh, fp, fp2, with_cand)) {
-        f->stats.analyses_shared++;
+    double fp2 = small ? 0.0 : fingerprint2(buf, len, e->dtype_hint);
+    int with_cand = candidates_shareable(e);
+    if (!small && shared_take(a, e->dtype_hint, want_sh, fp, fp2, with_cand)) {
+        e->stats->analyses_shared++;
         /* the lines of an identical model, plus this file's corrections: current for it */
-        a->cand_valid = a->cand_valid && shared_localise(f, a);
+        a->cand_valid = a->cand_valid && shared_localise(e, a);
         if (a->cand_valid) {
-            a->cand_options = f->options_gen;
+            a->cand_options = e->settings_gen;
             a->cand_models = 0;
         }
     } else {
         memset(&a->feat, 0, sizeof(a->feat));
         memset(&a->feat_sh, 0, sizeof(a->feat_sh));
-        hcomp_analyze(buf, (size_t) len, f->dtype_hint, &a->feat);
-        f->stats.analyses++;
+        hcomp_analyze(buf, (size_t) len, e->dtype_hint, &a->feat);
+        e->stats->analyses++;
         a->has_sh = 0;
         if (want_sh && dtype_filter(a->feat.dtype) != HCOMP_FILTER_NONE)
             a->has_sh = hcomp_analyze_shuffled(buf, (size_t) len,
@@ -623,36 +644,36 @@ static int plan_room_holds(const hcomp_analysis_slot *a, const hcdp_input *in)
     return 1;
 }
 
-int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_plan *plan,
+int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task_plan *plan,
                       hcomp_error *err)
 {
     double t0 = hcomp_now();
     int reused;
-    hcomp_analysis_slot *a = &f->aslot[analyze_task(f, buf, len, plan, &reused)];
+    hcomp_analysis_slot *a = &e->aslot[analyze_task(e, buf, len, plan, &reused)];
     double t1 = hcomp_now();
     hcdp_input *in = &plan->input;
-    in->ntiers = f->cfg.ntiers;
+    in->ntiers = e->cfg->ntiers;
     /* with hcomp_drain=close, node-local data is moved to the first shared tier before
      * the close returns: HCDP charges that move to the node-local tiers (in the
      * background, hcomp_drain=background, it is taken to overlap the application) */
     int drain_to = 0;
-    for (int t = 0; t < f->cfg.ntiers && drain_to == 0 && f->opts.drain == 1; t++)
-        if (!f->cfg.tier[t].node_local)
+    for (int t = 0; t < e->cfg->ntiers && drain_to == 0 && e->set.drain_at_close; t++)
+        if (!e->cfg->tier[t].node_local)
             drain_to = t + 1;
-    for (int t = 0; t < f->cfg.ntiers; t++) {
-        tier_speed(f, t, &in->tier[t]);
+    for (int t = 0; t < e->cfg->ntiers; t++) {
+        tier_speed(e, t, &in->tier[t]);
         in->tier[t].capacity = 0;
-        in->tier[t].drain_to = f->cfg.tier[t].node_local ? drain_to : 0;
+        in->tier[t].drain_to = e->cfg->tier[t].node_local ? drain_to : 0;
         hcomp_tier_status st;
-        hcomp_monitor_status(f->tw[t].mon, &st);
-        if (f->tw[t].full || !st.available) {
+        hcomp_monitor_status(e->tw[t].mon, &st);
+        if (e->tw[t].full || !st.available) {
             in->tier[t].room = 0;       /* full, vanished or failing: out of placement */
             continue;
         }
-        uint64_t room = hcomp_tier_available(&f->tw[t], &f->cfg.tier[t]);
+        uint64_t room = hcomp_tier_available(&e->tw[t], &e->cfg->tier[t]);
         in->tier[t].room = room < st.free_bytes ? room : st.free_bytes;
-        in->tier[t].min_part = hcomp_min_part(&f->cfg.tier[t]);
-        in->tier[t].capacity = f->cfg.tier[t].capacity == UINT64_MAX ? 0 : f->cfg.tier[t].capacity;
+        in->tier[t].min_part = hcomp_min_part(&e->cfg->tier[t]);
+        in->tier[t].capacity = e->cfg->tier[t].capacity == UINT64_MAX ? 0 : e->cfg->tier[t].capacity;
         /* what is already queued for the tier is waited for first */
         in->tier[t].latency += (double) st.queued / in->tier[t].write_Bps;
     }
@@ -661,33 +682,33 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
     /* a stream of like tasks (same analysis, same size, the tiers in the same state, the
      * same options) gets the same plan: prediction and HCDP are skipped */
     if (reused && a->plan_valid && a->plan_size == len && a->plan_sig == sig &&
-        a->plan_options == f->options_gen && a->plan_ntiers == in->ntiers &&
+        a->plan_options == e->settings_gen && a->plan_ntiers == in->ntiers &&
         plan_room_holds(a, in)) {
         in->ncand = a->plan_cand_n;
         memcpy(in->cand, a->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
         plan->hcdp = a->plan_hcdp;
-        f->stats.t_placement += t2 - t1;
-        f->stats.t_analysis += t1 - t0;
+        e->stats->t_placement += t2 - t1;
+        e->stats->t_analysis += t1 - t0;
         return HCOMP_OK;
     }
     in->size = len;
-    in->piece_size = f->opts.piece_size;
-    in->w.wc = f->opts.wc;
-    in->w.wd = f->opts.wd;
-    in->w.wr = f->opts.wr;
+    in->piece_size = e->set.piece_size;
+    in->w.wc = e->set.wc;
+    in->w.wd = e->set.wd;
+    in->w.wr = e->set.wr;
     in->no_bound = 0;
     /* predictions change only with the features, the options and a refit */
-    unsigned long models = f->pred ? hcomp_predictor_generation(f->pred) : 0;
-    if (a->cand_valid && a->cand_options == f->options_gen && a->cand_models == models) {
+    unsigned long models = e->pred ? hcomp_predictor_generation(e->pred) : 0;
+    if (a->cand_valid && a->cand_options == e->settings_gen && a->cand_models == models) {
         in->ncand = a->plan_cand_n;
         memcpy(in->cand, a->plan_cand, sizeof(in->cand[0]) * (size_t) in->ncand);
     } else {
         hcdp_candidate base[HCDP_MAX_CANDIDATES];
-        int share = a->shared_ix >= 0 && candidates_shareable(f);
-        candidates(f, plan, share ? base : NULL);
-        f->stats.predictions++;
+        int share = a->shared_ix >= 0 && candidates_shareable(e);
+        candidates(e, plan, share ? base : NULL);
+        e->stats->predictions++;
         a->cand_valid = 1;
-        a->cand_options = f->options_gen;
+        a->cand_options = e->settings_gen;
         a->cand_models = models;
         a->plan_cand_n = in->ncand;
         memcpy(a->plan_cand, in->cand, sizeof(in->cand[0]) * (size_t) in->ncand);
@@ -695,7 +716,7 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
             shared_put_candidates(a, base, in->ncand);
     }
     double t3 = hcomp_now();
-    f->stats.plans++;
+    e->stats->plans++;
     hcdp_room_prices(in);
     if (hcdp_plan_task(in, &plan->hcdp) != 0) {
         /* nothing fits as planned (the rooms are estimates): store raw from the first
@@ -720,30 +741,30 @@ int hcomp_engine_plan(hcomp_file *f, const void *buf, uint64_t len, hcomp_task_p
                         ((sig >> part_tier & 1u) || a->plan_rooms[part_tier] / 2 >= a->plan_need);
         a->plan_size = len;
         a->plan_sig = sig;
-        a->plan_options = f->options_gen;
+        a->plan_options = e->settings_gen;
         a->plan_ntiers = in->ntiers;
         a->plan_hcdp = plan->hcdp;
     }
     double t4 = hcomp_now();
-    f->stats.t_analysis += t1 - t0;
-    f->stats.t_placement += (t2 - t1) + (t4 - t3);
-    f->stats.t_prediction += t3 - t2;
+    e->stats->t_analysis += t1 - t0;
+    e->stats->t_placement += (t2 - t1) + (t4 - t3);
+    e->stats->t_prediction += t3 - t2;
     (void) err;
     return HCOMP_OK;
 }
 
-void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, unsigned *codec,
+void hcomp_engine_choose(hcomp_engine *e, const void *buf, uint64_t len, int t, unsigned *codec,
                          int *level, int *filter)
 {
     static _Thread_local hcomp_task_plan plan;
     int reused;
-    analyze_task(f, buf, len, &plan, &reused);
+    analyze_task(e, buf, len, &plan, &reused);
     hcdp_input *in = &plan.input;
     in->size = len;
-    in->piece_size = f->opts.piece_size;
-    in->w.wc = f->opts.wc;
-    in->w.wd = f->opts.wd;
-    in->w.wr = f->opts.wr;
+    in->piece_size = e->set.piece_size;
+    in->w.wc = e->set.wc;
+    in->w.wd = e->set.wd;
+    in->w.wr = e->set.wr;
     in->no_bound = 0;
     double sum = in->w.wc + in->w.wd + in->w.wr;
     if (sum > 0) {
@@ -751,9 +772,9 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
         in->w.wd /= sum;
         in->w.wr /= sum;
     }
-    candidates(f, &plan, NULL);
+    candidates(e, &plan, NULL);
     in->ntiers = 1;
-    tier_speed(f, t, &in->tier[0]);
+    tier_speed(e, t, &in->tier[0]);
     in->tier[0].room = UINT64_MAX / 4;
     in->tier[0].capacity = 0;
     in->tier[0].price = 0;      /* the codec for a tier already chosen: its room is not at stake */
@@ -779,58 +800,58 @@ void hcomp_engine_choose(hcomp_file *f, const void *buf, uint64_t len, int t, un
  * most one piece in REANALYZE_EVERY (a read that hops between kinds of data would
  * otherwise analyse every piece, several percent of its decoding time): a piece unlike
  * the last analysed one in between is not observed (NULL). */
-static const hcomp_features *read_features(hcomp_file *f, const void *raw, int filter,
+static const hcomp_features *read_features(hcomp_engine *e, const void *raw, int filter,
                                            uint64_t len)
 {
     double fp = fingerprint(raw, len);
-    int like = f->rfeat_valid && f->rfeat_dtype_hint == f->dtype_hint &&
-               fabs(fp - f->rfeat_fp) <= FINGERPRINT_SLACK;
-    if (!like && f->rfeat_valid && f->rfeat_age < REANALYZE_EVERY) {
-        f->rfeat_age++;
+    int like = e->rfeat_valid && e->rfeat_dtype_hint == e->dtype_hint &&
+               fabs(fp - e->rfeat_fp) <= FINGERPRINT_SLACK;
+    if (!like && e->rfeat_valid && e->rfeat_age < REANALYZE_EVERY) {
+        e->rfeat_age++;
         return NULL;
     }
-    if (!like || f->rfeat_age >= REANALYZE_EVERY) {
-        hcomp_analyze(raw, (size_t) len, f->dtype_hint, &f->rfeat);
-        f->rfeat_valid = 1;
-        f->rfeat_sh_filter = HCOMP_FILTER_NONE;
-        f->rfeat_dtype_hint = f->dtype_hint;
-        f->rfeat_fp = fp;
-        f->rfeat_age = 0;
+    if (!like || e->rfeat_age >= REANALYZE_EVERY) {
+        hcomp_analyze(raw, (size_t) len, e->dtype_hint, &e->rfeat);
+        e->rfeat_valid = 1;
+        e->rfeat_sh_filter = HCOMP_FILTER_NONE;
+        e->rfeat_dtype_hint = e->dtype_hint;
+        e->rfeat_fp = fp;
+        e->rfeat_age = 0;
     } else
-        f->rfeat_age++;
+        e->rfeat_age++;
     if (filter == HCOMP_FILTER_NONE)
-        return &f->rfeat;
-    if (f->rfeat_sh_filter != filter) {
-        if (hcomp_analyze_shuffled(raw, (size_t) len, hcomp_filter_typesize(filter), &f->rfeat,
-                                   &f->rfeat_sh) != HCOMP_OK)
+        return &e->rfeat;
+    if (e->rfeat_sh_filter != filter) {
+        if (hcomp_analyze_shuffled(raw, (size_t) len, hcomp_filter_typesize(filter), &e->rfeat,
+                                   &e->rfeat_sh) != HCOMP_OK)
             return NULL;
-        f->rfeat_sh_filter = filter;
+        e->rfeat_sh_filter = filter;
     }
-    return &f->rfeat_sh;
+    return &e->rfeat_sh;
 }
 
-void hcomp_engine_read_feedback(hcomp_file *f, const hcomp_piece *p, const void *raw,
+void hcomp_engine_read_feedback(hcomp_engine *e, unsigned codec, int level, int filter,
+                                uint32_t raw_len, uint32_t stored_len, const void *raw,
                                 double seconds)
 {
-    if (f->pred == NULL || f->opts.feedback_interval == 0 || p->codec == HCOMP_CODEC_NONE ||
-        p->level == HCOMP_MAP_LEVEL_UNKNOWN || p->raw_len < 4096 || !(seconds > 0))
+    if (e->pred == NULL || e->set.feedback_interval == 0 || codec == HCOMP_CODEC_NONE ||
+        raw_len < 4096 || !(seconds > 0))
         return;
     double t0 = hcomp_now();
-    const hcomp_features *feat = read_features(f, raw, p->filter, p->raw_len);
+    const hcomp_features *feat = read_features(e, raw, filter, raw_len);
     if (feat != NULL)
-        hcomp_predictor_observe(f->pred, feat, p->codec, p->level, p->raw_len, p->stored_len,
-                                0.0, seconds);
-    f->stats.t_read_feedback += hcomp_now() - t0;
+        hcomp_predictor_observe(e->pred, feat, codec, level, raw_len, stored_len, 0.0, seconds);
+    e->stats->t_read_feedback += hcomp_now() - t0;
 }
 
-void hcomp_engine_feedback(hcomp_file *f, const hcomp_task_plan *plan, const hcomp_job *job)
+void hcomp_engine_feedback(hcomp_engine *e, const hcomp_task_plan *plan, const hcomp_job *job)
 {
-    if (f->pred == NULL || f->opts.feedback_interval == 0 || job->codec == HCOMP_CODEC_NONE ||
+    if (e->pred == NULL || e->set.feedback_interval == 0 || job->codec == HCOMP_CODEC_NONE ||
         job->len < 4096)
         return;
     double t0 = hcomp_now();
     const hcomp_features *feat = job->filter != HCOMP_FILTER_NONE ? &plan->feat_sh : &plan->feat;
-    hcomp_predictor_observe(f->pred, feat, job->codec, job->level, job->len, job->coded,
+    hcomp_predictor_observe(e->pred, feat, job->codec, job->level, job->len, job->coded,
                             job->seconds, 0.0);
-    f->stats.t_feedback += hcomp_now() - t0;
+    e->stats->t_feedback += hcomp_now() - t0;
 }

@@ -11,6 +11,7 @@
 #include "hcomp_model.h"
 #include "manager.h"
 #include "hcdp.h"
+#include "engine.h"
 #include "stats.h"
 #include "options.h"
 #include "tiers/mapfile.h"
@@ -38,37 +39,6 @@ typedef struct hcomp_segment {
 } hcomp_segment;
 
 /* A stored piece named in the log. */
-/* A full analysis of a task's data (engine.c), reused for tasks whose fingerprint is
- * alike, and the plan made last with it, reused for like tasks: a file whose writes
- * cycle through a few kinds of data (the fields of a checkpoint) keeps one per kind. */
-#define HCOMP_ANALYSIS_SLOTS 4
-typedef struct hcomp_analysis_slot {
-    int valid, has_sh, dtype_hint, want_sh;
-    unsigned age;              /* tasks that reused it since it was made */
-    double fp;                 /* the fingerprint it was made for */
-    uint64_t used;             /* when last used (least recently used is replaced) */
-    hcomp_features feat, feat_sh;
-    int plan_valid, plan_ntiers, plan_cand_n;
-    uint64_t plan_size;
-    uint32_t plan_sig;
-    /* the tiers' rooms when the plan was made and its predicted stored bytes (a plan on
-     * a tier too small for the raw task twice is reused while that tier holds them twice
-     * and neither it nor a faster tier has grown) */
-    uint64_t plan_rooms[HCOMP_MAX_TIERS], plan_need;
-    unsigned char plan_fill[HCOMP_MAX_TIERS];   /* each tier's fill, the price of its room */
-    unsigned plan_options;
-    /* the candidates (predictions) made for these features: valid while the options and
-     * the predictor's models are those they were made with */
-    int cand_valid;
-    unsigned cand_options;
-    unsigned long cand_models;
-    hcdp_candidate plan_cand[HCDP_MAX_CANDIDATES];
-    hcdp_plan plan_hcdp;
-    /* the process-wide analysis it shares (engine.c): index and generation, -1 / 0 */
-    int shared_ix;
-    uint64_t shared_gen;
-} hcomp_analysis_slot;
-
 typedef struct hcomp_piece {
     uint32_t seg;        /* index into segs */
     uint64_t seg_off;    /* offset of the piece header in the segment */
@@ -116,20 +86,8 @@ struct hcomp_file {
     hcomp_job *jobs;           /* the compression manager's jobs, reused across tasks */
     size_t njobs_cap;
 
-    /* engine */
-    hcomp_predictor *pred;     /* shared by the files using the same seed */
-    int model_owner;           /* saves what the predictor learnt at close */
-    int dtype_hint;            /* enum hcomp_dtype of the data being written, or -1 */
-    /* the last full analyses, reused for similar tasks, each with its last plan */
-    hcomp_analysis_slot aslot[HCOMP_ANALYSIS_SLOTS];
-    uint64_t aslot_tick;
-    int aslot_last;            /* the slot of the last task, -1 */
-    /* the same for pieces decoded by reads (decompression feedback) */
-    hcomp_features rfeat, rfeat_sh;
-    int rfeat_valid, rfeat_sh_filter, rfeat_dtype_hint; /* rfeat_sh: of this filter */
-    unsigned rfeat_age;
-    double rfeat_fp;
-    unsigned options_gen;      /* counts set_options calls (plans made before are stale) */
+    /* the decision: the engine's state for this file (its settings come from opts) */
+    hcomp_engine eng;
     hcomp_file_stats stats;
 
     /* the background drain (hcomp_drain=background) shares the file with the caller */

@@ -108,8 +108,8 @@ static int load_header(hcomp_file *f, hcomp_error *err)
 
 static void file_free(hcomp_file *f)
 {
-    if (f->pred)
-        hcomp_engine_close(f, NULL);
+    if (f->eng.pred)
+        hcomp_engine_close(&f->eng, NULL);
     for (size_t j = 0; j < f->njobs_cap; j++) {
         free(f->jobs[j].out);
         free(f->jobs[j].tmp);
@@ -161,8 +161,7 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     f->map_fd = -1;
     for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
         f->cache[i].piece = -1;
-    f->dtype_hint = -1;
-    f->aslot_last = -1;
+    hcomp_engine_init(&f->eng, f->path, &f->cfg, f->tw, &f->stats);
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->drain_wake, NULL);
     f->perm = perm & 0777;
@@ -180,6 +179,9 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
         f->opts = *d;
         hcomp_options_free(d);
     }
+    hcomp_engine_settings set;
+    hcomp_options_engine_settings(&f->opts, &set);
+    hcomp_engine_set(&f->eng, &set);
 
     int rc = hcomp_tier_config_load(f->opts.config, &f->cfg, err);
     if (rc != HCOMP_OK) {
@@ -200,7 +202,7 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     /* a writer predicts; a reader only learns decompression costs, which are kept only
      * when they can be written back: to a seed the user named */
     if (f->writable || (hcomp_options_seed_path(&f->opts)[0] && f->opts.feedback_interval > 0)) {
-        if ((rc = hcomp_engine_open(f, err)) != HCOMP_OK) {
+        if ((rc = hcomp_engine_open(&f->eng, err)) != HCOMP_OK) {
             file_free(f);
             return rc;
         }
@@ -278,8 +280,8 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
             rc = hcomp_log_append(f, &f->batch, err);
         free(json);
     }
-    if (f->pred) {
-        int erc = hcomp_engine_close(f, rc == HCOMP_OK ? err : NULL);
+    if (f->eng.pred) {
+        int erc = hcomp_engine_close(&f->eng, rc == HCOMP_OK ? err : NULL);
         if (rc == HCOMP_OK)
             rc = erc;
     }
@@ -297,12 +299,12 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
 
 void hcomp_file_set_dtype(hcomp_file *f, int dtype)
 {
-    f->dtype_hint = dtype >= 0 && dtype < HCOMP_DTYPE_COUNT ? dtype : -1;
+    f->eng.dtype_hint = dtype >= 0 && dtype < HCOMP_DTYPE_COUNT ? dtype : -1;
 }
 
 void hcomp_file_set_model_owner(hcomp_file *f, int owner)
 {
-    f->model_owner = owner != 0;
+    f->eng.model_owner = owner != 0;
 }
 
 int hcomp_file_fd(const hcomp_file *f)
@@ -320,9 +322,9 @@ int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcom
         return hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: hcomp_config cannot change while the file "
                           "is open (open it with the new configuration instead)", f->path);
     f->opts = *opts;
-    f->options_gen++;           /* cached plans were made with the old options */
-    if (f->pred)
-        hcomp_predictor_set_feedback_interval(f->pred, f->opts.feedback_interval);
+    hcomp_engine_settings set;
+    hcomp_options_engine_settings(&f->opts, &set);
+    hcomp_engine_set(&f->eng, &set);
     return HCOMP_OK;
 }
 

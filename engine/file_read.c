@@ -140,7 +140,9 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
                           s->path, s->tier);
     if (p->filter != HCOMP_FILTER_NONE)
         hcomp_filter_undo(p->filter, out, dst, p->raw_len);
-    hcomp_engine_read_feedback(f, p, dst, hcomp_now() - t1);
+    if (p->level != HCOMP_MAP_LEVEL_UNKNOWN)    /* a model is per codec and level */
+        hcomp_engine_read_feedback(&f->eng, p->codec, p->level, p->filter, p->raw_len,
+                                   p->stored_len, dst, hcomp_now() - t1);
     return HCOMP_OK;
 }
 

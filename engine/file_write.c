@@ -330,7 +330,7 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
     }
     /* 1-3: analysis, prediction, placement */
     hcomp_task_plan plan;
-    int rc = hcomp_engine_plan(f, buf, len, &plan, err);
+    int rc = hcomp_engine_plan(&f->eng, buf, len, &plan, err);
     if (rc != HCOMP_OK)
         return rc;
 
@@ -413,7 +413,7 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
          * competes with them for the cores nor delays the next piece's I/O */
         for (size_t k = 0; k < njobs; k++)
             if (jobs[k].rc == HCOMP_OK)
-                hcomp_engine_feedback(f, &plan, &jobs[k]);
+                hcomp_engine_feedback(&f->eng, &plan, &jobs[k]);
         if (rc != HCOMP_OK) {   /* the pieces of later windows were never queued for I/O */
             for (size_t k = w0 + njobs; k < npieces; k++)
                 hcomp_monitor_queue(f->tw[d[k].tier].mon, -(int64_t) d[k].len);

@@ -422,3 +422,20 @@ int hcomp_options_get(const hcomp_options *o, const char *key, char *buf, size_t
     }
     return HCOMP_E_INVAL;
 }
+
+void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings *set)
+{
+    memset(set, 0, sizeof(*set));
+    set->codec = o->codec;
+    set->level = o->level;
+    set->nallowed = o->nallowed;
+    memcpy(set->allowed, o->allowed, sizeof(set->allowed[0]) * (size_t) o->nallowed);
+    set->wc = o->wc;
+    set->wd = o->wd;
+    set->wr = o->wr;
+    set->feedback_interval = o->feedback_interval;
+    set->piece_size = o->piece_size;
+    set->shuffle = o->shuffle;
+    set->drain_at_close = o->drain == 1;
+    snprintf(set->seed, sizeof(set->seed), "%s", hcomp_options_seed_path(o));
+}

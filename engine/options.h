@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hcomp.h"
+#include "engine.h"
 
 #define HCOMP_PIECE_ALIGN 4096u
 #define HCOMP_PIECE_SIZE_MAX (64u << 20)
-#define HCOMP_MAX_ALLOWED 32
 
 /*  X(hint name, default, parser, formatter) */
 #define HCOMP_OPTION_LIST(X)                                                        \
@@ -26,11 +26,6 @@
     X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle)                 \
     X("hcomp_stats", "", opt_parse_stats, opt_show_stats)                           \
     X("hcomp_drain", "close", opt_parse_drain, opt_show_drain)
-
-typedef struct hcomp_allowed {
-    const hcomp_codec *codec;
-    int level;                      /* HCOMP_LEVEL_DEFAULT: every level the seed models */
-} hcomp_allowed;
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
@@ -63,5 +58,7 @@ enum hcomp_priority {
 /* Effective seed path ("" for the embedded default) and stats switch. */
 const char *hcomp_options_seed_path(const hcomp_options *o);
 int hcomp_options_stats_on(const hcomp_options *o);
+/* What the options ask of the engine. */
+void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings *set);
 
 #endif

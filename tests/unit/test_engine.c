@@ -706,12 +706,12 @@ static void test_shared_lines_plus_own_corrections(void **state)
                                          &err), HCOMP_OK);
         for (size_t i = 0; i < n; i++)
             assert_int_equal(hcomp_file_pwrite(f, x + i * task, task, i * task, &err), HCOMP_OK);
-        assert_int_equal(hcomp_predictor_generation(f->pred), 0);  /* premise: no refit */
-        ncorr[file] = hcomp_predictor_corrected(f->pred, HCOMP_DTYPE_BYTES, codec[file],
+        assert_int_equal(hcomp_predictor_generation(f->eng.pred), 0);  /* premise: no refit */
+        ncorr[file] = hcomp_predictor_corrected(f->eng.pred, HCOMP_DTYPE_BYTES, codec[file],
                                                 level[file], 16);
         assert_true(ncorr[file] >= 1 && ncorr[file] <= 16);
         uint64_t predictions = f->stats.predictions, taken = f->stats.analyses_shared;
-        assert_int_equal(hcomp_engine_plan(f, y, task, &plan, &err), HCOMP_OK);
+        assert_int_equal(hcomp_engine_plan(&f->eng, y, task, &plan, &err), HCOMP_OK);
         if (file == 0) {
             assert_int_equal(f->stats.predictions, predictions + 1);
         } else {
@@ -725,7 +725,7 @@ static void test_shared_lines_plus_own_corrections(void **state)
                 const hcdp_candidate *k = &plan.input.cand[c];
                 const hcomp_features *ft = k->filter ? &plan.feat_sh : &plan.feat;
                 hcomp_prediction own, line;
-                assert_int_equal(hcomp_predictor_predict(f->pred, ft, k->codec, k->level, &own),
+                assert_int_equal(hcomp_predictor_predict(f->eng.pred, ft, k->codec, k->level, &own),
                                  HCOMP_OK);
                 assert_int_equal(hcomp_predictor_predict(fresh, ft, k->codec, k->level, &line),
                                  HCOMP_OK);
