@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "hcomp.h"
-#include "engine/tools.h"
+#include "file/tools.h"
 
 /* exit statuses */
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "engine/file_internal.h"
+#include "file/file_internal.h"
 
 static int info_one(const char *path)
 {

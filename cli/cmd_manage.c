@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "engine/file_internal.h"
+#include "file/file_internal.h"
 
 int cmd_drain(int argc, char **argv)
 {

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "common/util.h"
-#include "tiers/mapfile.h"
+#include "file/mapfile.h"
 #include "common/clock.h"
 
 void cli_usage(FILE *to)

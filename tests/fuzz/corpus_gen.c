@@ -9,7 +9,7 @@
 #include "hcomp_model.h"
 #include "engine/predictor.h"
 #include "common/util.h"
-#include "tiers/mapfile.h"
+#include "file/mapfile.h"
 #include "tiers/piece_header.h"
 
 #include <errno.h>

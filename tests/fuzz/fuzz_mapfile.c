@@ -1,4 +1,4 @@
-/* Fuzz target: the mapping file's header and record decoder (tiers/mapfile.h,
+/* Fuzz target: the mapping file's header and record decoder (file/mapfile.h,
  * docs/FORMAT.md), with a full replay loop of hcomp_map_next + hcomp_map_extent_at.
  * Properties:
  *  - the header decoder returns one of its documented codes; an accepted header
@@ -12,7 +12,7 @@
  * Each input is checked as it is, and again with its checksums made right. */
 #include "fuzz_common.h"
 #include "fuzz_mapfix.h"
-#include "tiers/mapfile.h"
+#include "file/mapfile.h"
 
 #include <string.h>
 
@@ -157,7 +157,7 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
 
 /* Whether a whole valid record starts inside record [at, end) (after its first byte). A
  * reader that sees such a record while it is still being appended cannot tell it from a
- * torn write followed by later appends, and skips it as damage (tiers/mapfile.c, since
+ * torn write followed by later appends, and skips it as damage (file/mapfile.c, since
  * the torn-record change): the one known way a split replay differs, so such inputs are
  * left out of that comparison. The writers' records never hold one (a frame needs
  * binary bytes that names, paths and JSON text do not contain). */

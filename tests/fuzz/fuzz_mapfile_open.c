@@ -1,5 +1,5 @@
-/* Fuzz target: the real replay of a mapping file (engine/file_log.c) and reads through
- * it (engine/file_read.c), by the public API on a file in a fresh temporary directory
+/* Fuzz target: the real replay of a mapping file (file/file_log.c) and reads through
+ * it (file/file_read.c), by the public API on a file in a fresh temporary directory
  * (under $TMPDIR, else /dev/shm), removed after each input.
  * Input: a 4-byte little-endian length m, m bytes of mapping file, then the bytes of
  * the segment file "./seg" that the corpus's SEGMENT records name (relative to the
@@ -15,7 +15,7 @@
 #include "fuzz_common.h"
 #include "hcomp.h"
 #include "fuzz_mapfix.h"
-#include "tiers/mapfile.h"
+#include "file/mapfile.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 
 #include <string.h>
 #include "common/util.h"
-#include "tiers/mapfile.h"
+#include "file/mapfile.h"
 #include "tiers/piece_header.h"
 
 /* Walk m[0..len) as the writer would have laid it out (header, then records one after

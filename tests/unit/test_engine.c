@@ -20,7 +20,7 @@
 #include "hcomp_model.h"
 #include "engine/analyzer.h"
 #include "engine/engine.h"
-#include "engine/file_internal.h"
+#include "file/file_internal.h"
 #include "engine/predictor.h"
 
 #define MIB (1u << 20)

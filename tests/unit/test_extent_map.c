@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/extent_map.h"
+#include "file/extent_map.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 

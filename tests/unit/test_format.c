@@ -13,7 +13,7 @@
 
 #include "hcomp_codec.h"
 #include "hcomp_error.h"
-#include "tiers/mapfile.h"
+#include "file/mapfile.h"
 #include "tiers/piece_header.h"
 #include "common/util.h"
 

@@ -1,4 +1,4 @@
-/* hcomp_fsck and hcomp_drain_all (engine/tools.h), what `hcomp fsck` and `hcomp drain`
+/* hcomp_fsck and hcomp_drain_all (file/tools.h), what `hcomp fsck` and `hcomp drain`
  * run: each test damages a real file the way failures do and checks what is found,
  * what is repaired, and that the bytes read back are the bytes written. */
 #include <stdarg.h>
@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <linux/falloc.h>
 
-#include "engine/file_internal.h"
-#include "engine/tools.h"
+#include "file/file_internal.h"
+#include "file/tools.h"
 
 #define KIB 1024u
 

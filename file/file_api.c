@@ -1,7 +1,7 @@
 /* The public file operations: each holds the file's lock, so that the background
- * drain (engine/drain.c) never sees the file half-updated. */
+ * drain (file/drain.c) never sees the file half-updated. */
 #include "file_internal.h"
-#include "manager.h"
+#include "engine/manager.h"
 #include "common/clock.h"
 
 #define LOCKED(f, call)                      \

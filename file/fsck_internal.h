@@ -1,4 +1,4 @@
-/* Shared by engine/fsck.c and engine/fsck_rebuild.c. */
+/* Shared by file/fsck.c and file/fsck_rebuild.c. */
 #ifndef HCOMP_FSCK_INTERNAL_H
 #define HCOMP_FSCK_INTERNAL_H
 

@@ -7,7 +7,7 @@
  * several segments overlap, the newest segment wins; fsck says how many bytes that
  * decided. Sizes set by truncation or preallocation are not in the pieces and are lost. */
 #include "fsck_internal.h"
-#include "filter.h"
+#include "engine/filter.h"
 #include "options.h"
 
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* Opening, creating, closing, syncing and resizing logical files. */
 #include "file_internal.h"
-#include "engine.h"
+#include "engine/engine.h"
 #include "common/util.h"
 
 #include <errno.h>

@@ -6,10 +6,10 @@
  * prediction was off, or the tier filled up) spills: it is cut at a 4 KiB multiple
  * and the rest goes to the next tier. */
 #include "file_internal.h"
-#include "engine.h"
-#include "hcdp.h"
-#include "filter.h"
-#include "manager.h"
+#include "engine/engine.h"
+#include "engine/hcdp.h"
+#include "engine/filter.h"
+#include "engine/manager.h"
 #include "common/util.h"
 #include "common/clock.h"
 

@@ -1,4 +1,4 @@
-/* The state of one open logical file, shared by engine/file_*.c. */
+/* The state of one open logical file, shared by file/file_*.c. */
 #ifndef HCOMP_FILE_INTERNAL_H
 #define HCOMP_FILE_INTERNAL_H
 
@@ -9,12 +9,12 @@
 #include "hcomp.h"
 #include "extent_map.h"
 #include "hcomp_model.h"
-#include "manager.h"
-#include "hcdp.h"
-#include "engine.h"
-#include "stats.h"
+#include "engine/manager.h"
+#include "engine/hcdp.h"
+#include "engine/engine.h"
+#include "engine/stats.h"
 #include "options.h"
-#include "tiers/mapfile.h"
+#include "mapfile.h"
 #include "tiers/piece_header.h"
 #include "tiers/tier_config.h"
 #include "tiers/monitor.h"
@@ -113,7 +113,7 @@ struct hcomp_file {
     uint64_t cache_tick;
 };
 
-/* The public file operations take f->lock (engine/file_api.c) and call these. */
+/* The public file operations take f->lock (file/file_api.c) and call these. */
 int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
                              hcomp_error *err);
 int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off,
@@ -125,7 +125,7 @@ int hcomp_file_size_locked(hcomp_file *f, uint64_t *size, hcomp_error *err);
 int hcomp_file_truncate_locked(hcomp_file *f, uint64_t size, hcomp_error *err);
 int hcomp_file_extend_locked(hcomp_file *f, uint64_t size, hcomp_error *err);
 
-/* engine/file_log.c */
+/* file/file_log.c */
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
 /* HCOMP_E_CORRUPT with a message when the log lost a record written whole (what it
  * recorded cannot be known, so no read can be trusted), else HCOMP_OK. */
@@ -133,7 +133,7 @@ int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
 void hcomp_log_free(hcomp_file *f);
 
-/* engine/file_write.c */
+/* file/file_write.c */
 struct iovec;
 /* Append bytes to this opener's segment on tier t (created, and announced in the
  * batch, on first use); HCOMP_E_NOSPC when the tier is full (it is then skipped). */
@@ -145,7 +145,7 @@ void hcomp_file_writers_close(hcomp_file *f);
 /* Remove the segments this opener wrote (all, or those on node-local tiers). */
 void hcomp_file_remove_own_segments(hcomp_file *f, int node_local_only);
 
-/* engine/drain.c: move this opener's live pieces off node-local tiers */
+/* file/drain.c: move this opener's live pieces off node-local tiers */
 int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err);
 /* Move at most max_bytes of them now, freeing their old place (background drain);
  * *moved tells how many bytes moved. */
@@ -157,7 +157,7 @@ int hcomp_drain_move_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_i
                            hcomp_job *job, unsigned char **raw, size_t *cap, hcomp_error *err);
 void hcomp_drain_stop(hcomp_file *f);
 
-/* engine/file_read.c */
+/* file/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);
 /* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before
  * allocating a buffer of its size. */

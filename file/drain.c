@@ -8,8 +8,8 @@
  * and one that raced with it fails the checksum and retries at the new place. */
 #include "file_internal.h"
 #include "common/util.h"
-#include "engine.h"
-#include "manager.h"
+#include "engine/engine.h"
+#include "engine/manager.h"
 #include "common/clock.h"
 
 #include <errno.h>

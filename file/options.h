@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hcomp.h"
-#include "engine.h"
+#include "engine/engine.h"
 
 #define HCOMP_PIECE_ALIGN 4096u
 #define HCOMP_PIECE_SIZE_MAX (64u << 20)

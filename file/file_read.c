@@ -4,8 +4,8 @@
  * zeros for holes. */
 #include "file_internal.h"
 #include "common/util.h"
-#include "filter.h"
-#include "engine.h"
+#include "engine/filter.h"
+#include "engine/engine.h"
 #include "common/clock.h"
 
 #include <errno.h>
