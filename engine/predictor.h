@@ -207,7 +207,7 @@ char *hcomp_seed_dump(hcomp_predictor *p);
 int hcomp_seed_write_file(const char *path, const char *text, int overwrite, hcomp_error *err);
 /* The embedded default seed, joined (malloc'ed); NULL when out of memory. */
 char *hcomp_seed_default_text(void);
-/* NULL-terminated lines of the embedded default seed (seed_default.c). */
+/* NULL-terminated lines of the embedded default seed (engine/generated/seed_default.c, made by scripts/make-default-seed). */
 extern const char *const hcomp_seed_default_lines[];
 extern const char hcomp_seed_default_made_by[];
 

@@ -4,7 +4,7 @@
  *   command: hcomp-profile --quick --seed 1 -q -o seed.json
  *   date:    2026-11-22T08:10:32Z
  *   machine: vm, 2 cores, AMD EPYC */
-#include "predictor.h"
+#include "engine/predictor.h"
 
 const char hcomp_seed_default_made_by[] =
     "hcomp-profile --quick --seed 1 on 2026-11-22T08:10:32Z";
