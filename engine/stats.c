@@ -22,6 +22,9 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     if (s->drained_bytes || s->drain_errors)
         fprintf(out, "  drained in the background: %llu bytes (%llu failed attempts)\n",
                 (unsigned long long) s->drained_bytes, (unsigned long long) s->drain_errors);
+    if (s->sync_moved_bytes)
+        fprintf(out, "  moved off volatile tiers by sync: %llu bytes in %.3f s\n",
+                (unsigned long long) s->sync_moved_bytes, s->t_sync_move);
     for (int t = 0; t < cfg->ntiers; t++) {
         int best = 0;
         for (int c = 1; c < HCOMP_CODEC_COUNT; c++)
@@ -58,6 +61,7 @@ char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
     json_object_set_new(o, "pieces", json_integer((json_int_t) s->pieces));
     json_object_set_new(o, "bytes_in", json_integer((json_int_t) s->bytes_in));
     json_object_set_new(o, "drained_bytes", json_integer((json_int_t) s->drained_bytes));
+    json_object_set_new(o, "sync_moved_bytes", json_integer((json_int_t) s->sync_moved_bytes));
     json_object_set_new(o, "write_seconds", json_real(s->t_write));
 #define HCOMP_TIME_JSON(name, desc) json_object_set_new(o, #name "_seconds", json_real(s->t_##name));
     HCOMP_TIME_LIST(HCOMP_TIME_JSON)

@@ -32,6 +32,8 @@ typedef struct hcomp_file_stats {
     uint64_t codec_raw[HCOMP_CODEC_COUNT], codec_stored[HCOMP_CODEC_COUNT];
     uint64_t codec_pieces[HCOMP_CODEC_COUNT], shuffled_pieces;
     uint64_t drained_bytes, drain_errors;   /* background drain */
+    uint64_t sync_moved_bytes;  /* copied off volatile tiers by durable syncs */
+    double t_sync_move;         /* the time those copies took */
     /* the codec chosen most (by bytes) on each tier */
     uint64_t tier_codec_raw[HCOMP_MAX_TIERS][HCOMP_CODEC_COUNT];
 } hcomp_file_stats;

@@ -5,7 +5,12 @@
  * at close the node-local segments are removed, in the background (while the file is
  * idle) the moved pieces' bytes are punched out of them. A reader that read the old
  * place before that got the right bytes; one that comes after replays the moves first,
- * and one that raced with it fails the checksum and retries at the new place. */
+ * and one that raced with it fails the checksum and retries at the new place.
+ *
+ * A durable sync (hcomp_sync=durable) drains volatile tiers the same way, to the first
+ * tier that outlives the node's memory, but copies each piece as it is stored (checked,
+ * not decoded nor encoded again): the sync waits for it, and what the engine chose for
+ * the fast tier is what it costs least to keep. */
 #include "file_internal.h"
 #include "common/util.h"
 #include "engine/engine.h"
@@ -89,20 +94,77 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
     }
 }
 
-/* Move up to max_bytes of live pieces off this opener's node-local segments; punch
- * their old bytes out when punch is set. */
-static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *moved,
-                        hcomp_error *err)
+/* What a drain moves: node-local pieces to a shared tier, or (a durable sync) pieces on
+ * volatile tiers to one that outlives the node's memory. */
+enum drain_what { DRAIN_NODE_LOCAL, DRAIN_VOLATILE };
+
+static int tier_volatile(const hcomp_file *f, int t)
+{
+    return f->tw[t].ready ? f->tw[t].volatile_tier : hcomp_tier_volatile(&f->cfg.tier[t], f->path);
+}
+
+/* Whether a drain of this kind moves pieces off tier t, or may put them there. */
+static int drains_from(const hcomp_file *f, int t, enum drain_what what)
+{
+    return what == DRAIN_VOLATILE ? tier_volatile(f, t) : f->cfg.tier[t].node_local;
+}
+
+/* Copy one piece as it is stored to the first tier from `from` on that outlives the
+ * node's memory, and add its RELOCATE record to f->batch. buf is scratch. */
+static int copy_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_id, unsigned char **buf,
+                      size_t *cap, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    int rc = hcomp_piece_size_ok(f, p, err);     /* before allocating what it says */
+    if (rc != HCOMP_OK)
+        return rc;
+    uint64_t len = HCOMP_PIECE_HEADER_SIZE + (uint64_t) p->stored_len;
+    if (hcomp_grow(buf, cap, len) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory syncing", f->path);
+    rc = hcomp_piece_fetch(f, idx, *buf, *buf + HCOMP_PIECE_HEADER_SIZE, err); /* never moves damage */
+    if (rc != HCOMP_OK)
+        return rc;
+    for (;;) {
+        int t = hcomp_first_fit(f, from, len, err, &rc);
+        if (rc != HCOMP_OK)
+            return rc;
+        if (t < 0)
+            return hcomp_fail(err, HCOMP_E_NOSPC, "%s: sync: no tier that outlives the node's "
+                              "memory has room for a %llu-byte piece; the data stays on a volatile "
+                              "tier (free space, or raise a tier's capacity in %s)", f->path,
+                              (unsigned long long) len, f->cfg.source);
+        if (tier_volatile(f, t)) {
+            from = t + 1;
+            continue;
+        }
+        struct iovec iov[1] = {{*buf, (size_t) len}};
+        uint64_t new_off;
+        rc = hcomp_segment_append(f, t, iov, 1, &new_off, err);
+        if (rc == HCOMP_E_NOSPC)
+            continue;           /* that tier is marked full now */
+        if (rc != HCOMP_OK)
+            return rc;
+        if (hcomp_map_encode_relocate(&f->batch, seg_id, p->seg_off, f->tw[t].seg_id, new_off,
+                                      p->stored_len, p->crc, p->codec, p->filter, p->level) != 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        return HCOMP_OK;
+    }
+}
+
+/* Move up to max_bytes of live pieces off this opener's node-local (or volatile)
+ * segments; punch their old bytes out when punch is set. */
+static int drain_pieces(hcomp_file *f, enum drain_what what, uint64_t max_bytes, int punch,
+                        uint64_t *moved, hcomp_error *err)
 {
     *moved = 0;
-    int first_shared = -1;
-    for (int t = 0; t < f->cfg.ntiers && first_shared < 0; t++)
-        if (!f->cfg.tier[t].node_local)
-            first_shared = t;
+    int first_dest = -1;
+    for (int t = 0; t < f->cfg.ntiers && first_dest < 0; t++)
+        if (!drains_from(f, t, what))
+            first_dest = t;
     int any = 0;
     for (int t = 0; t < f->cfg.ntiers; t++)
-        any |= f->cfg.tier[t].node_local && f->tw[t].ready && f->tw[t].seg_id != 0;
-    if (first_shared < 0 || !any)
+        any |= drains_from(f, t, what) && f->tw[t].ready && f->tw[t].seg_id != 0;
+    if (first_dest < 0 || !any)
         return HCOMP_OK;        /* nothing to move, or nowhere to move it */
     int rc = hcomp_log_refresh(f, err);
     if (rc != HCOMP_OK)
@@ -124,7 +186,7 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
     f->batch.len = 0;
     for (int t = 0; t < f->cfg.ntiers && rc == HCOMP_OK && *moved < max_bytes; t++) {
         hcomp_tier_writer *w = &f->tw[t];
-        if (!f->cfg.tier[t].node_local || !w->ready || w->seg_id == 0)
+        if (!drains_from(f, t, what) || !w->ready || w->seg_id == 0)
             continue;
         int s = segment_index(f, w->seg_id);
         if (s < 0 || f->segs[s].path == NULL)
@@ -138,7 +200,10 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
         for (size_t i = 0; i < npieces && rc == HCOMP_OK && *moved < max_bytes; i++) {
             if (f->pieces[i].seg != (uint32_t) s || !live[i])
                 continue;
-            rc = hcomp_drain_move_piece(f, first_shared, (uint32_t) i, w->seg_id, &job, &buf, &cap, err);
+            rc = what == DRAIN_VOLATILE
+                     ? copy_piece(f, first_dest, (uint32_t) i, w->seg_id, &buf, &cap, err)
+                     : hcomp_drain_move_piece(f, first_dest, (uint32_t) i, w->seg_id, &job, &buf,
+                                              &cap, err);
             if (rc != HCOMP_OK)
                 break;
             uint64_t len = HCOMP_PIECE_HEADER_SIZE + (uint64_t) f->pieces[i].stored_len;
@@ -183,13 +248,18 @@ static int drain_pieces(hcomp_file *f, uint64_t max_bytes, int punch, uint64_t *
 
 int hcomp_drain_step(hcomp_file *f, uint64_t max_bytes, uint64_t *moved, hcomp_error *err)
 {
-    return drain_pieces(f, max_bytes, 1, moved, err);
+    return drain_pieces(f, DRAIN_NODE_LOCAL, max_bytes, 1, moved, err);
+}
+
+int hcomp_drain_volatile(hcomp_file *f, uint64_t *moved, hcomp_error *err)
+{
+    return drain_pieces(f, DRAIN_VOLATILE, UINT64_MAX, 1, moved, err);
 }
 
 int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
 {
     uint64_t moved;
-    int rc = drain_pieces(f, UINT64_MAX, 0, &moved, err);
+    int rc = drain_pieces(f, DRAIN_NODE_LOCAL, UINT64_MAX, 0, &moved, err);
     if (rc != HCOMP_OK)
         return rc;              /* nothing recorded: the node-local copies stay valid */
     /* every live piece has a shared copy now: free the node-local tier */

@@ -150,6 +150,10 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err);
 /* Move at most max_bytes of them now, freeing their old place (background drain);
  * *moved tells how many bytes moved. */
 int hcomp_drain_step(hcomp_file *f, uint64_t max_bytes, uint64_t *moved, hcomp_error *err);
+/* Copy every live piece this opener has on a volatile tier, as stored, to the first tier
+ * that is not volatile, record the moves and punch out the old bytes (a durable sync);
+ * *moved tells how many bytes moved. */
+int hcomp_drain_volatile(hcomp_file *f, uint64_t *moved, hcomp_error *err);
 void hcomp_drain_start(hcomp_file *f);
 /* Store piece idx (in segment seg_id) again on tier from or a later shared one, encoded
  * for that tier, and add its RELOCATE record to f->batch. job and raw are scratch. */
@@ -159,6 +163,10 @@ void hcomp_drain_stop(hcomp_file *f);
 
 /* file/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);
+/* Read a piece as stored (its 16-byte header into hdr, its stored_len bytes into payload)
+ * and check it: the header against the mapping file, the payload against its checksum. */
+int hcomp_piece_fetch(hcomp_file *f, uint32_t piece, unsigned char *hdr, unsigned char *payload,
+                      hcomp_error *err);
 /* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before
  * allocating a buffer of its size. */
 int hcomp_piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err);

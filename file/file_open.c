@@ -2,6 +2,7 @@
 #include "file_internal.h"
 #include "engine/engine.h"
 #include "common/util.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -333,6 +334,17 @@ int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
     hcomp_ok(err);
     if (!f->writable)
         return HCOMP_OK;
+    if (!f->opts.sync_tiers) {
+        /* MPI-4.0 14.6.1: what was written survives the node, so nothing this opener
+         * wrote may be left only on a tier in the node's memory */
+        double t0 = hcomp_now();
+        uint64_t moved = 0;
+        int rc = hcomp_drain_volatile(f, &moved, err);
+        f->stats.sync_moved_bytes += moved;
+        f->stats.t_sync_move += hcomp_now() - t0;
+        if (rc != HCOMP_OK)
+            return rc;
+    }
     for (int t = 0; t < f->cfg.ntiers; t++)
         if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && fsync(f->tw[t].seg_fd) != 0)
             return hcomp_fail_errno(err, errno, "%s: sync of segment %s/%s on tier \"%s\"", f->path,

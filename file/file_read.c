@@ -74,7 +74,8 @@ int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_erro
     return piece_load_once(f, idx, dst, err);
 }
 
-static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
+int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned char *payload,
+                      hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
     hcomp_segment *s = &f->segs[p->seg];
@@ -82,19 +83,12 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
     if (rc != HCOMP_OK)
         return rc;
     size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
-    /* the lengths come from the mapping file: check them before allocating for them */
+    /* the lengths come from the mapping file: the caller checked them before allocating */
     if ((rc = hcomp_piece_size_ok(f, p, err)) != HCOMP_OK)
         return rc;
-    /* a piece stored as it is goes straight into dst (one copy fewer: on page-cache-speed
-     * tiers the copies are the cost); anything else is read whole, then decoded into dst */
-    int direct = p->codec == HCOMP_CODEC_NONE && p->filter == HCOMP_FILTER_NONE &&
-                 p->stored_len == p->raw_len;
-    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, direct ? HCOMP_PIECE_HEADER_SIZE : total) != 0)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
     double t0 = hcomp_now();
-    long long got = direct ? hcomp_pread2_full(s->fd, f->rbuf, HCOMP_PIECE_HEADER_SIZE, dst,
-                                               p->stored_len, p->seg_off)
-                           : hcomp_pread_full(s->fd, f->rbuf, total, p->seg_off);
+    long long got = hcomp_pread2_full(s->fd, hdr, HCOMP_PIECE_HEADER_SIZE, payload, p->stored_len,
+                                      p->seg_off);
     for (int t = 0; t < f->cfg.ntiers; t++)    /* emulated tiers are slow to read too */
         if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
             hcomp_tier_emulate(&f->cfg.tier[t], total, 0, t0);
@@ -106,25 +100,45 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
                           "(%lld of %zu bytes); logical bytes from %llu cannot be read", f->path,
                           (unsigned long long) p->seg_off, s->path, s->tier, got, total,
                           (unsigned long long) p->start);
-    if (hcomp_piece_header_decode(f->rbuf, &h) != 0 || h.raw_len != p->raw_len ||
+    if (hcomp_piece_header_decode(hdr, &h) != 0 || h.raw_len != p->raw_len ||
         h.stored_len != p->stored_len || h.codec != p->codec || h.filter != p->filter ||
         h.start != (p->start & HCOMP_PIECE_MAX_OFFSET))
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece header at %llu of %s (tier \"%s\") does "
                           "not match the mapping file", f->path, (unsigned long long) p->seg_off,
                           s->path, s->tier);
-    const unsigned char *payload = direct ? dst : f->rbuf + HCOMP_PIECE_HEADER_SIZE;
     if (hcomp_crc32(payload, p->stored_len) != p->crc)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: checksum mismatch in the piece at %llu of %s "
                           "(tier \"%s\", logical bytes from %llu): the stored data is damaged",
                           f->path, (unsigned long long) p->seg_off, s->path, s->tier,
                           (unsigned long long) p->start);
-    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
-    if (c == NULL)
+    if (hcomp_codec_by_id(p->codec) == NULL)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown codec id %u in %s", f->path,
                           (unsigned) p->codec, s->path);
     if (p->filter >= HCOMP_FILTER_COUNT)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown filter %u in %s", f->path,
                           (unsigned) p->filter, s->path);
+    return HCOMP_OK;
+}
+
+static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    hcomp_segment *s = &f->segs[p->seg];
+    /* the lengths come from the mapping file: check them before allocating for them */
+    int rc = hcomp_piece_size_ok(f, p, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    /* a piece stored as it is goes straight into dst (one copy fewer: on page-cache-speed
+     * tiers the copies are the cost); anything else is read whole, then decoded into dst */
+    int direct = p->codec == HCOMP_CODEC_NONE && p->filter == HCOMP_FILTER_NONE &&
+                 p->stored_len == p->raw_len;
+    if (!direct && hcomp_grow(&f->rbuf, &f->rbuf_cap, p->stored_len ? p->stored_len : 1) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
+    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
+    unsigned char *payload = direct ? dst : f->rbuf;
+    if ((rc = hcomp_piece_fetch(f, idx, hdr, payload, err)) != HCOMP_OK)
+        return rc;
+    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
     if (direct)
         return HCOMP_OK;
     unsigned char *out = dst;

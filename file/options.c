@@ -329,6 +329,25 @@ static void opt_show_drain(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%s", o->drain == 2 ? "background" : o->drain ? "close" : "never");
 }
 
+static int opt_parse_sync(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strcmp(v, "durable") == 0)
+        o->sync_tiers = 0;
+    else if (strcmp(v, "tiers") == 0)
+        o->sync_tiers = 1;
+    else
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"durable\" (sync moves data "
+                          "off volatile tiers first, so that it survives the node) or \"tiers\" "
+                          "(sync each tier as it is: data on RAM tiers is lost with the node)",
+                          key, v);
+    return HCOMP_OK;
+}
+
+static void opt_show_sync(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", o->sync_tiers ? "tiers" : "durable");
+}
+
 typedef int (*opt_parser)(hcomp_options *, const char *, const char *, hcomp_error *);
 typedef void (*opt_shower)(const hcomp_options *, char *, size_t);
 

@@ -25,7 +25,8 @@
     X("hcomp_threads", "0", opt_parse_threads, opt_show_threads)                    \
     X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle)                 \
     X("hcomp_stats", "", opt_parse_stats, opt_show_stats)                           \
-    X("hcomp_drain", "close", opt_parse_drain, opt_show_drain)
+    X("hcomp_drain", "close", opt_parse_drain, opt_show_drain)                      \
+    X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
@@ -44,6 +45,8 @@ struct hcomp_options {
     int stats;                      /* -1: $HCOMP_STATS decides */
     int drain;                      /* node-local pieces move to a shared tier: 0 never,
                                        1 at close, 2 also in the background when idle */
+    int sync_tiers;                 /* 1: sync makes each tier durable as it is (volatile
+                                       tiers too); 0: pieces leave volatile tiers first */
 };
 
 enum hcomp_priority {

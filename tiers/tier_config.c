@@ -85,7 +85,7 @@ static int field_text(json_t *v, char *buf, size_t n)
 static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier, hcomp_error *err)
 {
     static const char *const known[] = {"name", "path", "capacity", "bandwidth", "latency",
-                                        "scope", "private", "emulate", NULL};
+                                        "scope", "private", "emulate", "volatile", NULL};
     char text[128];
     const char *key;
     json_t *v;
@@ -98,7 +98,8 @@ static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier
             ok |= strcmp(key, known[k]) == 0;
         if (!ok)
             return hcomp_fail(err, HCOMP_E_INVAL, "%s: tiers[%d] has unknown field \"%s\" "
-                              "(known: name, path, capacity, bandwidth, latency, scope, private, emulate)",
+                              "(known: name, path, capacity, bandwidth, latency, scope, private, emulate, "
+                              "volatile)",
                               source, index, key);
     }
     memset(tier, 0, sizeof(*tier));
@@ -158,6 +159,13 @@ static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier
         if (tier->emulate && !(tier->bandwidth > 0))
             return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" is emulated but has no "
                               "bandwidth", source, tier->name);
+    }
+    tier->volatile_mode = -1;
+    if ((v = json_object_get(t, "volatile")) != NULL) {
+        if (!json_is_boolean(v))
+            return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" volatile must be true or false",
+                              source, tier->name);
+        tier->volatile_mode = json_is_true(v);
     }
     return HCOMP_OK;
 }
@@ -220,6 +228,7 @@ int hcomp_tier_config_default(hcomp_tier_config *cfg, hcomp_error *err)
         t->latency = 1e-6;
         t->node_local = 1;
         t->private_dir = 1;
+        t->volatile_mode = -1;      /* tmpfs, as a rule: detected */
     }
     hcomp_tier *t = &cfg->tier[cfg->ntiers++];
     snprintf(t->name, sizeof(t->name), "filedir");
@@ -227,6 +236,7 @@ int hcomp_tier_config_default(hcomp_tier_config *cfg, hcomp_error *err)
     t->capacity = UINT64_MAX;
     t->bandwidth = 1e9;
     t->latency = 1e-4;
+    t->volatile_mode = -1;
     return HCOMP_OK;
 }
 

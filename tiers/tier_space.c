@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +52,17 @@ int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *er
         return hcomp_fail_errno(err, errno, "%s: tier \"%s\" directory %s is not writable",
                                 file_path, t->name, dir);
     return HCOMP_OK;
+}
+
+int hcomp_tier_volatile(const hcomp_tier *t, const char *file_path)
+{
+    if (t->volatile_mode >= 0)
+        return t->volatile_mode;
+    char dir[PATH_MAX];
+    struct statfs sf;
+    if (hcomp_tier_base_dir(t, file_path, dir, sizeof(dir)) != 0 || statfs(dir, &sf) != 0)
+        return 0;       /* not there yet: a writer checks it before it stores anything */
+    return sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;
 }
 
 /* Bytes held in a tier directory by hcomp (its files' segment directories). */
@@ -102,6 +115,7 @@ int hcomp_tier_writer_prepare(hcomp_tier_writer *w, const hcomp_tier *tier, cons
                           file_path, tier->name);
     snprintf(w->base, sizeof(w->base), "%s", base);
     w->mon = hcomp_monitor_watch(base);
+    w->volatile_tier = hcomp_tier_volatile(tier, file_path);
     /* capacity is reserved from the tier's ledger when pieces need it */
     w->budget = tier->capacity == UINT64_MAX ? UINT64_MAX : 0;
     w->in_ledger = 0;

@@ -16,6 +16,7 @@
  * capacity, its segment file. */
 typedef struct hcomp_tier_writer {
     int ready;                 /* directory checked, budget computed */
+    int volatile_tier;         /* its data is lost with the node's memory (hcomp_tier_volatile) */
     int full;                  /* the tier is full or failing: placement skips it */
     char why[256];             /* what it said */
     char base[PATH_MAX];       /* the tier's directory (for this file) */
@@ -37,6 +38,9 @@ typedef struct hcomp_tier_writer {
 /* The directory a tier stands for, for the file at file_path (@filedir: its directory). */
 int hcomp_tier_base_dir(const hcomp_tier *t, const char *file_path, char *out, size_t n);
 int hcomp_tier_check(const hcomp_tier *t, const char *file_path, hcomp_error *err);
+/* Whether the tier's data is lost with the node's memory: as configured ("volatile"),
+ * else whether its directory is on a RAM-backed file system (tmpfs, ramfs). */
+int hcomp_tier_volatile(const hcomp_tier *t, const char *file_path);
 /* Ready w for the file at file_path whose id (hex) is file_id: its segment directory's
  * name, its line in the ledger, its watch by the monitor. */
 int hcomp_tier_writer_prepare(hcomp_tier_writer *w, const hcomp_tier *tier, const char *file_path,

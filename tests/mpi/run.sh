@@ -17,7 +17,9 @@
 # The fault tests (tests/mpi/README.md) need more: t_soak runs only with
 # $HCOMP_TEST_SOAK_NP ranks (default 8, oversubscribed) for $HCOMP_SOAK_SECONDS
 # (default 30); t_kill is a driver sequence (a writer run, one rank killed with
-# SIGKILL, a verifying run); t_enospc and t_rotier mount small file systems and
+# SIGKILL, a verifying run), and so is t_durable (a run that syncs and dies, the RAM
+# tier wiped, a verifying run; per hcomp_drain mode, and the hcomp_sync=tiers opt-out;
+# skipped where the RAM tier is not on tmpfs); t_enospc and t_rotier mount small file systems and
 # print "SKIP ..." where mount(2) is not allowed (not root).
 #
 # Each run prints "PASS name (np=N)" or "FAIL name (np=N)" followed by its output,
@@ -213,6 +215,33 @@ run_case() {
 
 newdir() { local d=$WORK/cases/$1; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
 
+# run_durable NP VERIFY_NP DIR DRAIN [tiers]: t_durable --write (NP ranks, hcomp_drain=DRAIN,
+# hcomp_sync=tiers when asked) syncs and then kills itself; the job must have died after
+# the sync ("SYNCED"). The RAM tier is then wiped, as the loss of the node would, and a new
+# job (VERIFY_NP ranks) reads every synced byte back (with the opt-out: fails cleanly)
+# and deletes the file.
+run_durable() {
+    local np=$1 vnp=$2 dir=$3 drain=$4 sync=${5:-durable} f="hcomp:$3/f.dat"
+    local label="t_durable[$drain,sync=$sync]" log=$WORK/logs/t_durable-$4-$sync-np$1.log
+    local rc=0 lost=""
+    [ "$sync" = tiers ] && lost=--lost
+    echo "\$ mpiexec -n $np t_durable --write --drain=$drain --sync=$sync --ram=$RAM $f $CONFIG" > "$log"
+    # shellcheck disable=SC2086
+    timeout -k 10 "$TIMEOUT" env ${HCOMP_TEST_RUN_ENV:-} "$MPIEXEC" -n "$np" "$WORK/bin/t_durable" \
+        --write "--drain=$drain" "--sync=$sync" "--ram=$RAM" "$f" "$CONFIG" >> "$log" 2>&1 || rc=$?
+    echo "(mpiexec ended with status $rc)" >> "$log"
+    if ! grep -q '^SYNCED ' "$log" || grep -q '^FAIL ' "$log" || [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+        echo "(the writers did not all sync and then die)" >> "$log"
+        rm -rf "${RAM:?}"/* 2>/dev/null
+        fail "$label[write, sync, SIGKILL] (np=$np)" "$log"
+        return
+    fi
+    pass "$label[write, sync, SIGKILL] (np=$np)"
+    find "${RAM:?}" -mindepth 1 -delete 2>/dev/null   # the node's memory is gone, dot files too
+    run_case "$label[verify after the RAM tier was wiped, w=$np]" "$vnp" "$dir" 1 1 \
+        "$WORK/bin/t_durable" --verify $lost --delete "$f" "$CONFIG"
+}
+
 # run_kill NP VERIFY_NP DIR: t_kill --write with NP ranks until every rank has created
 # DIR/f.dat.kill/ready.<rank> (after its data was closed and synced), 0.5 s more, then
 # SIGKILL to the last rank; mpiexec must end the job. Then t_kill --verify --delete with
@@ -310,6 +339,22 @@ for backend in $BACKENDS; do
             d=$(newdir "t_kill-np$np")
             run_kill "$np" "$vnp" "$d"
         done
+    fi
+
+    # sync, then the job dies and the node's RAM tier is lost (t_durable): for every
+    # drain mode, every synced byte reads back; with hcomp_sync=tiers it is lost, cleanly
+    if [ "$backend" = hcomp ] && selected t_durable && built t_durable; then
+      case $(stat -f -c %T "$RAM" 2>/dev/null) in
+      tmpfs|ramfs)
+        for np in $NPS; do
+            case $np in 1) vnp=2 ;; 2) vnp=1 ;; *) vnp=2 ;; esac
+            for drain in close background never; do
+                run_durable "$np" "$vnp" "$(newdir "t_durable-$drain-np$np")" "$drain"
+            done
+        done
+        run_durable 2 2 "$(newdir "t_durable-optout")" never tiers ;;
+      *) skip "t_durable" "the RAM tier $RAM is not on a RAM-backed file system here" ;;
+      esac
     fi
 
     # a relative file name (resolved against the working directory)

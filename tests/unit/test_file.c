@@ -913,6 +913,100 @@ static void test_stat_accounting(void **state)
     free(d);
 }
 
+/* ---- durable sync ---------------------------------------------------------------------- */
+
+/* The fixture's tiers, the first said to be volatile (the way a tmpfs one is detected). */
+static void write_volatile_config(fixture *fx)
+{
+    char json[4 * PATH_MAX];
+    snprintf(json, sizeof(json),
+             "{\"version\": 1, \"tiers\": [\n"
+             "  {\"name\": \"fast\", \"path\": \"%s\", \"scope\": \"node-local\", \"volatile\": true},\n"
+             "  {\"name\": \"slow\", \"path\": \"%s\"}\n"
+             "]}\n", fx->t0, fx->t1);
+    write_text(fx->config, json);
+}
+
+/* Remove everything in a tier directory: the node's memory is gone. */
+static void wipe_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    char p[PATH_MAX];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        join(p, dir, e->d_name);
+        assert_int_equal(t_rm_tree(p), 0);
+    }
+    closedir(d);
+}
+
+/* Two writes, each followed by a sync, on a volatile first tier (hcomp_drain=never keeps
+ * data there until close): after each sync no live byte is left on it, and once its
+ * directory is wiped with the file still open, a new opener reads every synced byte. */
+static void test_durable_sync(void **state)
+{
+    fixture *fx = *state;
+    write_volatile_config(fx);
+    char path[PATH_MAX];
+    file_path(fx, "durable", path, sizeof(path));
+    unsigned char *d = text_data(3 * MIB, 4);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    hcomp_stats st;
+    pwrite_ok(f, d, 2 * MIB, 0);
+    stat_ok(path, &st);
+    assert_true(st.tier[stat_tier(&st, "fast")].raw_bytes == 2 * MIB);  /* premise */
+    CHECK(hcomp_file_sync(f, &e_));
+    stat_ok(path, &st);
+    int slow = stat_tier(&st, "slow"), fast = stat_tier(&st, "fast");
+    assert_true(slow >= 0 && st.tier[slow].raw_bytes == 2 * MIB);
+    assert_true(fast < 0 || st.tier[fast].raw_bytes == 0);
+    pwrite_ok(f, d + 2 * MIB, MIB, 2 * MIB);        /* the fast tier again */
+    CHECK(hcomp_file_sync(f, &e_));
+    stat_ok(path, &st);
+    slow = stat_tier(&st, "slow");
+    assert_true(slow >= 0 && st.tier[slow].raw_bytes == 3 * MIB);
+    wipe_dir(fx->t0);
+    hcomp_file *g = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(g, d, 3 * MIB, 0);
+    close_ok(g);
+    close_ok(f);
+    free(d);
+}
+
+/* hcomp_sync=tiers: sync leaves the data where it is (each tier synced), so wiping the
+ * volatile tier loses it: reads fail naming the missing segment, never wrong bytes. */
+static void test_sync_tiers_optout(void **state)
+{
+    fixture *fx = *state;
+    write_volatile_config(fx);
+    set_opt(fx, "hcomp_sync", "tiers");
+    char path[PATH_MAX];
+    file_path(fx, "optout", path, sizeof(path));
+    unsigned char *d = text_data(MIB, 5);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, MIB, 0);
+    CHECK(hcomp_file_sync(f, &e_));
+    hcomp_stats st;
+    stat_ok(path, &st);
+    assert_true(st.tier[stat_tier(&st, "fast")].raw_bytes == MIB);
+    wipe_dir(fx->t0);
+    hcomp_file *g = open_file(fx, path, HCOMP_O_RDONLY);
+    unsigned char *buf = malloc(MIB);
+    assert_non_null(buf);
+    hcomp_error err;
+    uint64_t got = 0;
+    int rc = hcomp_file_pread(g, buf, MIB, 0, &got, &err);
+    assert_int_not_equal(rc, HCOMP_OK);
+    assert_non_null(strstr(err.msg, fx->t0));
+    close_ok(g);
+    close_ok(f);
+    free(buf);
+    free(d);
+}
+
 /* A tier whose directory vanishes while the file is open is taken out of placement:
  * later writes go to the next tier and read back; the bytes that lived on the
  * vanished tier fail to read with a message naming what is missing, never wrong data. */
@@ -1280,6 +1374,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_raw_when_not_shrinking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stat_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vanished_tier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_durable_sync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_tiers_optout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),

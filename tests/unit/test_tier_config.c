@@ -18,6 +18,10 @@
 
 #include "hcomp_error.h"
 #include "tiers/tier_config.h"
+#include "tiers/tier_space.h"
+
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -231,6 +235,8 @@ static void test_parse_errors(void **state)
          "scope"},
         {"private not boolean", "{\"tiers\": [{\"name\": \"a\", \"path\": \"/a\", \"private\": \"yes\"}]}",
          "private"},
+        {"volatile not boolean", "{\"tiers\": [{\"name\": \"a\", \"path\": \"/a\", \"volatile\": 1}]}",
+         "volatile"},
         {"17 tiers", seventeen, "17 tiers"},
         {"version 2", "{\"version\": 2, \"tiers\": [{\"name\": \"a\", \"path\": \"/a\"}]}", "version"},
         {"version as text", "{\"version\": \"1\", \"tiers\": [{\"name\": \"a\", \"path\": \"/a\"}]}",
@@ -399,6 +405,41 @@ static void test_private_dir(void **state)
     }
 }
 
+/* "volatile" as configured wins; without it, a tier on a RAM-backed file system is
+ * volatile and one on a disk is not (where this machine has both). */
+static void test_volatile(void **state)
+{
+    const char *disk = *state;
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"tiers\": [{\"name\": \"shm\", \"path\": \"/dev/shm\"},"
+             " {\"name\": \"shm-said-not\", \"path\": \"/dev/shm\", \"volatile\": false},"
+             " {\"name\": \"disk-said\", \"path\": \"%s\", \"volatile\": true},"
+             " {\"name\": \"disk\", \"path\": \"%s\"}, {\"name\": \"here\", \"path\": \"@filedir\"}]}",
+             disk, disk);
+    hcomp_tier_config cfg;
+    hcomp_error err;
+    assert_int_equal(hcomp_tier_config_parse(json, "test", &cfg, &err), HCOMP_OK);
+    assert_int_equal(cfg.tier[0].volatile_mode, -1);
+    assert_int_equal(cfg.tier[1].volatile_mode, 0);
+    assert_int_equal(cfg.tier[2].volatile_mode, 1);
+    char file[PATH_MAX];
+    snprintf(file, sizeof(file), "%s/f.dat", disk);
+    assert_int_equal(hcomp_tier_volatile(&cfg.tier[1], file), 0);
+    assert_int_equal(hcomp_tier_volatile(&cfg.tier[2], file), 1);
+    struct statfs sf;
+    if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC)
+        assert_int_equal(hcomp_tier_volatile(&cfg.tier[0], file), 1);
+    if (statfs(disk, &sf) == 0 && sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC) {
+        assert_int_equal(hcomp_tier_volatile(&cfg.tier[3], file), 0);
+        assert_int_equal(hcomp_tier_volatile(&cfg.tier[4], file), 0);   /* the file's directory */
+    }
+    hcomp_tier_config def;
+    assert_int_equal(hcomp_tier_config_default(&def, &err), HCOMP_OK);
+    for (int t = 0; t < def.ntiers; t++)
+        assert_int_equal(def.tier[t].volatile_mode, -1);     /* detected, never assumed */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_parse_minimal),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_embedded_default),
+        cmocka_unit_test_setup_teardown(test_volatile, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_load_file, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_private_dir, make_tmpdir, remove_tmpdir),
     };
