@@ -18,7 +18,7 @@
  *   --config FILE   hcomp_config hint of comparison 1: a tier configuration JSON
  *                   (default: the HCOMP_CONFIG environment variable, else hcomp's
  *                   built-in RAM tier + the file's own directory)
- *   --reps N        timed repetitions of each side (default 3; medians are shown)
+ *   --reps N        timed repetitions of each side (default 5; medians are shown)
  *   --pfs-bandwidth RATE, --pfs-latency TIME
  *                   the emulated parallel-file-system tier of comparison 2 (default
  *                   300MB/s and 2ms, per process, as hcomp's "emulate" applies them)
@@ -155,7 +155,7 @@ static int json_safe(const char *s)
 
 static options parse_options(int argc, char **argv)
 {
-    options o = {"./hcomp-demo-data", NULL, NULL, "300MB/s", "2ms", 32, 3, 0, 1};
+    options o = {"./hcomp-demo-data", NULL, NULL, "300MB/s", "2ms", 32, 5, 0, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--keep") == 0) {
@@ -1025,12 +1025,12 @@ static int report_comparison(result *r, int reps, double total_bytes, const char
                mib / w[k], cr[k], mib / cr[k], wr[k], mib / wr[k],
                r[k].bad ? "NO" : "every byte, every read");
         if (r[k].bad) {
-            printf("  ERROR: %s: %lld bytes read back differ from what was written\n",
+            printf("  ERROR (%s): %lld bytes read back differ from what was written\n",
                    r[k].s.label, r[k].bad);
             failed = 1;
         }
         if (r[k].errors) {
-            printf("  ERROR: %s: %d fsync or page-cache drops failed (see above): its times do "
+            printf("  ERROR (%s): %d fsyncs or page-cache drops failed (see above): its times do "
                    "not mean what they say\n", r[k].s.label, r[k].errors);
             failed = 1;
         }
@@ -1062,7 +1062,7 @@ static int report_comparison(result *r, int reps, double total_bytes, const char
                "    analysis + prediction + placement %.3f s, feedback %.3f s; inside "
                "hcomp_file_pwrite %.3f s\n"
                "    (the longest writer %.3f s; the rest of the write is MPI's exchange, sync, close "
-               "with its drain, fsync)\n",
+               "with any drain, fsync)\n",
                human(mi->bytes_in, a, sizeof a), mi->tasks, mi->compression_s, mi->io_s,
                mi->engine_s, mi->feedback_s, mi->write_s, mi->write_s_max);
     }
