@@ -75,6 +75,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -429,7 +430,6 @@ static void transfer(MPI_File fh, dataset *d, int writing)
     }
 }
 
-
 /* ---- the files of a side: what the mapping file says ---------------------------- */
 
 /* What an hcomp file's mapping file tells the demo: where its segment directories
@@ -475,8 +475,12 @@ static void mapinfo_free(mapinfo *mi)
     memset(mi, 0, sizeof *mi);
 }
 
-static void add_dir(mapinfo *mi, const char *dir)
+static void add_dir(mapinfo *mi, const char *name)
 {
+    /* one name per directory: the records' names are absolute, the demo's own may be
+     * relative, and a directory counted twice would be tallied twice */
+    char canon[PATH_MAX];
+    const char *dir = realpath(name, canon) ? canon : name;
     for (int i = 0; i < mi->ndirs; i++)
         if (strcmp(mi->dirs[i], dir) == 0)
             return;
