@@ -35,6 +35,23 @@ static int segment_index(const hcomp_file *f, uint64_t id)
     return -1;
 }
 
+/* Append a moved piece (its header and stored bytes in iov) to this opener's segment on
+ * tier t and record the move (from old_off in segment seg_id) in f->batch; HCOMP_E_NOSPC
+ * when the tier turned out to be full (it is then marked so). */
+static int append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t seg_id,
+                        uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
+                        unsigned filter, int level, hcomp_error *err)
+{
+    uint64_t new_off;
+    int rc = hcomp_segment_append(f, t, iov, iovcnt, &new_off, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    if (hcomp_map_encode_relocate(&f->batch, seg_id, old_off, f->tw[t].seg_id, new_off, stored,
+                                  crc, codec, filter, level) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    return HCOMP_OK;
+}
+
 /* Move one piece to a shared tier, encoded as the engine would for that tier (a
  * piece stored raw on a fast tier is often worth compressing on a slow one). */
 int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64_t seg_id,
@@ -78,19 +95,12 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
         hcomp_piece_header h = {p->start, p->raw_len, job->stored, job->codec_used, job->filter_used};
         hcomp_piece_header_encode(&h, hdr);
         struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *) job->payload, job->stored}};
-        uint64_t new_off;
-        rc = hcomp_segment_append(f, t, iov, 2, &new_off, err);
-        if (rc == HCOMP_E_NOSPC)
-            continue;           /* that tier is marked full now */
-        if (rc != HCOMP_OK)
-            return rc;
-        if (hcomp_map_encode_relocate(&f->batch, seg_id, old_off, f->tw[t].seg_id, new_off,
-                                      job->stored, hcomp_crc32(job->payload, job->stored),
-                                      job->codec_used, job->filter_used,
-                                      job->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN
-                                                                          : job->level) != 0)
-            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-        return HCOMP_OK;
+        rc = append_moved(f, t, iov, 2, seg_id, old_off, job->stored,
+                          hcomp_crc32(job->payload, job->stored), job->codec_used, job->filter_used,
+                          job->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN : job->level,
+                          err);
+        if (rc != HCOMP_E_NOSPC)
+            return rc;          /* else that tier is marked full now: the next one */
     }
 }
 
@@ -138,16 +148,10 @@ static int copy_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_id, un
             continue;
         }
         struct iovec iov[1] = {{*buf, (size_t) len}};
-        uint64_t new_off;
-        rc = hcomp_segment_append(f, t, iov, 1, &new_off, err);
-        if (rc == HCOMP_E_NOSPC)
-            continue;           /* that tier is marked full now */
-        if (rc != HCOMP_OK)
-            return rc;
-        if (hcomp_map_encode_relocate(&f->batch, seg_id, p->seg_off, f->tw[t].seg_id, new_off,
-                                      p->stored_len, p->crc, p->codec, p->filter, p->level) != 0)
-            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-        return HCOMP_OK;
+        rc = append_moved(f, t, iov, 1, seg_id, p->seg_off, p->stored_len, p->crc, p->codec,
+                          p->filter, p->level, err);
+        if (rc != HCOMP_E_NOSPC)
+            return rc;          /* else that tier is marked full now: the next one */
     }
 }
 
