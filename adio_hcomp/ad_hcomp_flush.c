@@ -1,6 +1,7 @@
 /*
- * Flush (MPI_File_sync): pieces first, then the mapping file, so a map record
- * never points at data that is not durable.
+ * Flush (MPI_File_sync): what this process wrote to volatile (RAM) tiers moves to
+ * one that outlives the node (hcomp_sync=durable), then the pieces are synced, then
+ * the mapping file, so a map record never points at data that is not durable.
  */
 
 #include "ad_hcomp.h"
