@@ -10,6 +10,7 @@ romio_other_sources +=               \
     adio/ad_hcomp/ad_hcomp.c         \
     adio/ad_hcomp/ad_hcomp_error.c   \
     adio/ad_hcomp/ad_hcomp_open.c    \
+    adio/ad_hcomp/ad_hcomp_opencoll.c \
     adio/ad_hcomp/ad_hcomp_close.c   \
     adio/ad_hcomp/ad_hcomp_read.c    \
     adio/ad_hcomp/ad_hcomp_write.c   \

@@ -4,14 +4,15 @@
  * correct because every write is visible to every opener as soon as it returns
  * (the mapping file is an append-only log that readers refresh), exactly as on a
  * POSIX file system: ROMIO's locks (fcntl on the mapping file), data sieving and
- * two-phase read-modify-write keep their meaning.
+ * two-phase read-modify-write keep their meaning. An existing file that is not an
+ * hcomp file is handed to ROMIO's ufs: table at open (ad_hcomp_opencoll.c).
  */
 
 #include "ad_hcomp.h"
 
 struct ADIOI_Fns_struct ADIO_HCOMP_operations = {
     ADIOI_HCOMP_Open,           /* Open */
-    ADIOI_GEN_OpenColl,         /* OpenColl */
+    ADIOI_HCOMP_OpenColl,       /* OpenColl: plain files become ufs: handles */
     ADIOI_HCOMP_ReadContig,     /* ReadContig */
     ADIOI_HCOMP_WriteContig,    /* WriteContig */
     ADIOI_HCOMP_ReadStridedColl,        /* ReadStridedColl */

@@ -23,6 +23,13 @@ typedef struct ADIOI_HCOMP_State {
     hcomp_error hint_error;
 } ADIOI_HCOMP_State;
 
+/* The info key MPI_File_get_info reports the kind of file of a handle with: "hcomp",
+ * or "plain" for an existing file that is not an hcomp file, passed through as ufs:
+ * (ad_hcomp_opencoll.c). Reported, not a hint: a value given at open or set_info is
+ * ignored. */
+#define ADIOI_HCOMP_KIND_KEY "hcomp_file_kind"
+
+void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
 void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code);
 void ADIOI_HCOMP_Close(ADIO_File fd, int *error_code);
 void ADIOI_HCOMP_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

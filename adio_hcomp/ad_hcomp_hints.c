@@ -9,6 +9,7 @@
  */
 
 #include "ad_hcomp.h"
+#include <string.h>
 
 static int hint_error(const char *myname, ADIO_File fd, const hcomp_error * cause)
 {
@@ -73,7 +74,9 @@ void ADIOI_HCOMP_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         MPI_Info_get_nkeys(users_info, &nkeys);
         for (int k = 0; k < nkeys; k++) {
             MPI_Info_get_nthkey(users_info, k, key);
-            if (hcomp_options_is_hint(key) &&
+            /* hcomp_file_kind is reported, not set: ignored (an info from
+             * MPI_File_get_info given to another open must work) */
+            if (hcomp_options_is_hint(key) && strcmp(key, ADIOI_HCOMP_KIND_KEY) != 0 &&
                 hcomp_options_get(opts, key, value, sizeof(value)) != HCOMP_OK) {
                 (void) hcomp_options_set(opts, key, "", &err);  /* fills the message */
                 hcomp_options_free(opts);

@@ -10,8 +10,8 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     uint64_t stored = 0;
     for (int t = 0; t < cfg->ntiers; t++)
         stored += s->tier_stored[t];
-    fprintf(out, "hcomp stats for %s: %llu tasks (%llu analysed in full, %llu analyses taken "
-            "from other files of the process, %llu predicted, %llu planned by HCDP), %llu pieces, "
+    fprintf(out, "hcomp stats for %s (hcomp file): %llu tasks (%llu analysed in full, %llu "
+            "analyses taken from other files of the process, %llu predicted, %llu planned by HCDP), %llu pieces, "
             "%llu bytes in, %llu stored (ratio %.3f), %llu pieces byte-shuffled\n", path,
             (unsigned long long) s->tasks, (unsigned long long) s->analyses,
             (unsigned long long) s->analyses_shared, (unsigned long long) s->predictions,

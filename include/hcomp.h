@@ -121,6 +121,24 @@ HCOMP_API int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *er
 /* True if the file at path starts with the hcomp mapping-file magic. */
 HCOMP_API int hcomp_is_hcomp_file(const char *path);
 
+/* ---- what a path names --------------------------------------------------- */
+
+enum hcomp_file_kinds {
+    HCOMP_FILE_KIND_MISSING = 0,     /* no such file */
+    HCOMP_FILE_KIND_HCOMP = 1,       /* an hcomp mapping file, also one damaged in its first
+                                      * bytes (cut inside, or a damaged magic): opening it
+                                      * fails and says why; it is never plain data */
+    HCOMP_FILE_KIND_PLAIN = 2,       /* a regular file that is not an hcomp file (empty
+                                      * files included) */
+    HCOMP_FILE_KIND_NOT_REGULAR = 3  /* a directory, device, FIFO or socket */
+};
+/* Set *kind to what path names (symbolic links followed), reading at most its first
+ * 64 bytes; the file is not changed. Fails (with *kind -1) only if the file cannot be
+ * looked at: a path component that is no directory, no permission to read it, ... */
+HCOMP_API int hcomp_file_kind(const char *path, int *kind, hcomp_error *err);
+/* "missing", "hcomp", "plain", "not-regular" ("unknown" for other values). */
+HCOMP_API const char *hcomp_file_kind_name(int kind);
+
 #ifdef __cplusplus
 }
 #endif

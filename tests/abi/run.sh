@@ -23,6 +23,13 @@
 #   control       the same program without PREFIX/lib (Debian's MPICH, which
 #                 has no hcomp driver) must refuse the hcomp: file: exit
 #                 non-zero with ROMIO's "unsupported file system" error
+#   plain np=2/4  tests/abi/hdf5_plain.c (built the same way): rank 0 creates a
+#                 plain HDF5 file serially (POSIX driver), then all ranks open it
+#                 in parallel read-write and read-only with the MPI-IO driver,
+#                 np=2 as hcomp:<file> and np=4 under ROMIO_FSTYPE_FORCE=hcomp:
+#                 with the bare name; must print "hdf5_plain: OK" (every value
+#                 checked), have loaded MPI from PREFIX/lib, and leave a plain
+#                 HDF5 file (HDF5's signature, not "HCOMPMAP")
 # The last line is "N passed, N failed"; the exit status is 1 if any failed
 # (2 on bad usage or if Debian's toolchain cannot be found or installed).
 #
@@ -140,6 +147,14 @@ else
     echo "$PASSED passed, $FAILED failed"
     exit 1
 fi
+PBIN=$WORK/hdf5_plain
+if (cd "$WORK" && env -u LD_LIBRARY_PATH "$H5PCC" -shlib -O2 -Wall -Wextra -o "$PBIN" \
+        "$(dirname "$SRC")/hdf5_plain.c" -lm) > "$WORK/build-plain.log" 2>&1; then
+    pass "build hdf5_plain (h5pcc.mpich -shlib)"
+else
+    fail "build hdf5_plain (h5pcc.mpich -shlib)" "$WORK/build-plain.log"
+    PBIN=""
+fi
 { echo "NEEDED by hdf5_hcomp:"; objdump -p "$BIN" | awk '/NEEDED|RPATH|RUNPATH/ { print "  " $0 }'; } > "$WORK/needed.txt"
 if ! grep -q 'NEEDED.*libmpich\.so\.12' "$WORK/needed.txt"; then
     fail "build: hdf5_hcomp does not link libmpich.so.12 directly" "$WORK/needed.txt"
@@ -196,6 +211,41 @@ for np in 2 4; do
         pass "run np=$np: hdf5_hcomp OK on hcomp:$dir/t.h5 ($(stat -c %s "$dir/t.h5")-byte mapping file, MPI from $mpilib)"
     else
         fail "run np=$np: $why" "$log"
+    fi
+done
+
+# ---- a plain HDF5 file made serially, opened in parallel through hcomp ------------
+for np in 2 4; do
+    [ -n "$PBIN" ] || break
+    dir=$WORK/plain-np$np
+    mkdir -p "$dir"
+    log=$WORK/plain-np$np.log
+    rc=0
+    if [ "$np" = 2 ]; then
+        how="hcomp:$dir/p.h5"; name="hcomp:$dir/p.h5"; force=""
+    else
+        how="ROMIO_FSTYPE_FORCE=hcomp: $dir/p.h5"; name="$dir/p.h5"; force="ROMIO_FSTYPE_FORCE=hcomp:"
+    fi
+    {
+        echo "\$ LD_LIBRARY_PATH=$HCOMP_LDPATH $force mpiexec -n $np hdf5_plain $dir/p.h5 $name"
+        # shellcheck disable=SC2086  # force is one VAR=value word or nothing
+        env LD_LIBRARY_PATH="$HCOMP_LDPATH" $force timeout -k 10 "$TIMEOUT" \
+            "$MPIEXEC" -n "$np" "$PBIN" "$dir/p.h5" "$name" < /dev/null 2>&1 || rc=$?
+    } > "$log" 2>&1
+    why=""
+    [ $rc -eq 0 ] || why="exit status $rc"
+    [ $rc -eq 124 ] && why="timed out after ${TIMEOUT}s"
+    grep -qx 'hdf5_plain: OK' "$log" || why="${why:+$why; }no \"hdf5_plain: OK\""
+    mpilib=$(sed -n 's/^hdf5_plain: MPI library: //p' "$log" | head -n 1)
+    [ "$(dirname "${mpilib:-x}")" = "$PLIB" ] ||
+        why="${why:+$why; }MPI was loaded from ${mpilib:-?}, not $PLIB"
+    if [ ! -f "$dir/p.h5" ] || [ "$(head -c 8 "$dir/p.h5" | od -An -tx1 | tr -d ' \n')" != 894844460d0a1a0a ]; then
+        why="${why:+$why; }$dir/p.h5 is not a plain HDF5 file any more"
+    fi
+    if [ -z "$why" ]; then
+        pass "plain np=$np: a serially created HDF5 file opened in parallel read-write through $how, still plain HDF5 ($(stat -c %s "$dir/p.h5") bytes)"
+    else
+        fail "plain np=$np ($how): $why" "$log"
     fi
 done
 

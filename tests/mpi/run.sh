@@ -9,7 +9,8 @@
 # ranks on an hcomp: file in a fresh directory, with a tier configuration whose
 # first tier is a private directory in /dev/shm and whose second is the file's
 # own directory. t_persist writes with one rank count and verifies in later
-# mpiexec runs with other rank counts. t_basic_rw also runs once with a relative
+# mpiexec runs with other rank counts. t_plain also runs with 1, 2 and 4 ranks under
+# ROMIO_FSTYPE_FORCE=hcomp: with a bare file name. t_basic_rw also runs once with a relative
 # file name and once with hcomp's built-in default configuration, and
 # examples/scidata_demo.c is built (with -lhcomp) and run small. The generic tests
 # also run once against ufs: as a control (the semantics must match).
@@ -68,7 +69,8 @@ GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking
          t_badinput"
 # tests about hcomp's storage (tiers, compression, faults): hcomp: only
 HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine
-            t_enospc t_vanish t_rotier t_nospace t_damage t_recdamage t_collfail t_soak"
+            t_enospc t_vanish t_rotier t_nospace t_damage t_recdamage t_collfail t_soak
+            t_plain"
 # tests with rank counts of their own (name:np,np...) instead of $HCOMP_TEST_NPS
 FIXED_NPS="t_soak:${HCOMP_TEST_SOAK_NP:-8}"
 export HCOMP_SOAK_SECONDS=${HCOMP_SOAK_SECONDS:-30}
@@ -355,6 +357,17 @@ for backend in $BACKENDS; do
         run_durable 2 2 "$(newdir "t_durable-optout")" never tiers ;;
       *) skip "t_durable" "the RAM tier $RAM is not on a RAM-backed file system here" ;;
       esac
+    fi
+
+    # plain files under ROMIO_FSTYPE_FORCE=hcomp: with bare names (as a program whose
+    # file names cannot change is run): t_plain again, the force set for its mpiexec
+    if [ "$backend" = hcomp ] && selected t_plain && built t_plain; then
+        for np in $NPS; do
+            d=$(newdir "t_plain-force-np$np")
+            HCOMP_TEST_RUN_ENV="${HCOMP_TEST_RUN_ENV:-} ROMIO_FSTYPE_FORCE=hcomp:" \
+                run_case "t_plain[ROMIO_FSTYPE_FORCE=hcomp:]" "$np" "$d" 1 1 "$WORK/bin/t_plain" \
+                "$d/f.dat" "$CONFIG"
+        done
     fi
 
     # a relative file name (resolved against the working directory)

@@ -3,8 +3,11 @@
  *
  *   t_errors TARGET [CONFIG]
  *
- *   plain (non-hcomp) file opened with hcomp:        MPI_ERR_IO, message names it
- *   MPI_File_delete of a plain file through hcomp:    MPI_ERR_IO, file left alone
+ *   plain (non-hcomp) file opened with hcomp:        no error: passed through
+ *                                                     unchanged (t_plain tests it all)
+ *   MPI_File_delete of a plain file through hcomp:    deletes it, as ufs: does
+ *   a damaged hcomp file (magic gone) through hcomp:  MPI_ERR_IO, message names it,
+ *                                                     file left alone (delete too)
  *   MPI_MODE_CREATE|MPI_MODE_EXCL on an existing file MPI_ERR_FILE_EXISTS
  *   missing file without MPI_MODE_CREATE              MPI_ERR_NO_SUCH_FILE
  *   unknown codec / bad level / bad piece size        MPI_ERR_INFO_VALUE
@@ -106,7 +109,8 @@ int main(int argc, char **argv)
     }
 
     if (t.is_hcomp) {
-        /* a plain file opened through hcomp: */
+        /* a plain file opened through hcomp: passes through, read-only and with
+         * RDWR|CREATE, and stays as it was (t_plain covers every path) */
         const char *plain = t_path(&t, ".plain");
         char text[4096] = "";
         for (int i = 0; i < 40; i++)
@@ -114,11 +118,17 @@ int main(int argc, char **argv)
         t_write_text(&t, plain, text);
         char pname[4200];
         snprintf(pname, sizeof pname, "hcomp:%s", plain);
-        const char *m = open_fails(&t, pname, MPI_MODE_RDONLY, info, MPI_ERR_IO, "plain file");
-        if (t.rank == 0 && !strstr(m, plain))
-            TFAIL("plain file: error string does not name the file %s: '%s'", plain, m);
-        m = open_fails(&t, pname, MPI_MODE_RDWR | MPI_MODE_CREATE, info, MPI_ERR_IO,
-                       "plain file, RDWR|CREATE");
+        {
+            char back[4096];
+            MPI_File fh = t_open(&t, pname, MPI_MODE_RDONLY, info);
+            memset(back, 0, sizeof back);
+            TCHK(MPI_File_read_at_all(fh, 0, back, (int)strlen(text), MPI_BYTE, &st));
+            if (strcmp(back, text) != 0)
+                TFAIL("plain file read through hcomp: differs from its bytes");
+            TCHK(MPI_File_close(&fh));
+            fh = t_open(&t, pname, MPI_MODE_RDWR | MPI_MODE_CREATE, info);
+            TCHK(MPI_File_close(&fh));
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         { /* the plain file must be untouched */
             FILE *f = fopen(plain, "r");
@@ -128,16 +138,56 @@ int main(int argc, char **argv)
                 fclose(f);
             back[n] = 0;
             if (strcmp(back, text) != 0)
-                TFAIL("plain file was modified by the failed hcomp open (%zu bytes now)", n);
+                TFAIL("plain file was modified by opens through hcomp: (%zu bytes now)", n);
         }
-        /* MPI_File_delete through hcomp: refuses a plain file and leaves it alone */
+        /* MPI_File_delete through hcomp: deletes a plain file, as ufs: does */
+        MPI_Barrier(MPI_COMM_WORLD);    /* every rank has checked it */
+        if (t.rank == 0) {
+            TCHK(MPI_File_delete(pname, info));
+            if (t_exists(plain))
+                TFAIL("MPI_File_delete(%s) left the plain file", pname);
+            printf("  [%s] a plain file through hcomp: read, kept; MPI_File_delete removes it\n",
+                   t.test);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+
+        /* a damaged hcomp file (its magic gone) is no plain file: MPI_ERR_IO naming it,
+         * left alone by the opens and by MPI_File_delete */
+        {
+            MPI_File fh = t_open(&t, pname, MPI_MODE_RDWR | MPI_MODE_CREATE, info);
+            uint8_t x[5000];
+            memset(x, 'q', sizeof x);
+            if (t.rank == 0)
+                TCHK(MPI_File_write_at(fh, 0, x, (int)sizeof x, MPI_BYTE, &st));
+            TCHK(MPI_File_close(&fh));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        long long before = -1;
+        if (t.rank == 0) {
+            FILE *f = fopen(plain, "r+");
+            if (!f || fwrite("NOTHCOMP", 1, 8, f) != 8 || fclose(f) != 0)
+                TFAIL("cannot damage %s", plain);
+            struct stat sb;
+            before = stat(plain, &sb) == 0 ? (long long)sb.st_size : -1;
+        }
+        MPI_Bcast(&before, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        const char *m = open_fails(&t, pname, MPI_MODE_RDONLY, info, MPI_ERR_IO,
+                                   "damaged hcomp file");
+        if (t.rank == 0 && !strstr(m, plain))
+            TFAIL("damaged hcomp file: error string does not name the file %s: '%s'", plain, m);
+        open_fails(&t, pname, MPI_MODE_RDWR | MPI_MODE_CREATE, info, MPI_ERR_IO,
+                   "damaged hcomp file, RDWR|CREATE");
         if (t.rank == 0) {
             TCHK_FAILS(MPI_ERR_IO, MPI_File_delete(pname, info));
-            if (!t_exists(plain))
-                TFAIL("MPI_File_delete(%s) removed a plain (non-hcomp) file", pname);
-            printf("  [%s] MPI_File_delete of a plain file: MPI_ERR_IO, file kept\n", t.test);
+            struct stat sb;
+            if (stat(plain, &sb) != 0 || (long long)sb.st_size != before)
+                TFAIL("a damaged hcomp file was changed or removed through hcomp:");
+            /* put the magic back so the test can delete it with its pieces */
+            FILE *f = fopen(plain, "r+");
+            if (!f || fwrite("HCOMPMAP", 1, 8, f) != 8 || fclose(f) != 0)
+                TFAIL("cannot repair %s", plain);
         }
-        t_unlink(&t, plain);
+        t_delete(&t, pname, info);
 
         /* configuration problems */
         const char *dir = t_dirname(t.path);

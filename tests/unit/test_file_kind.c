@@ -1,0 +1,214 @@
+/* hcomp_file_kind: what a path names (hcomp file, plain file, missing, not regular),
+ * without changing it. Damaged mapping files must never be called plain. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "tutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hcomp.h"
+
+typedef struct fixture {
+    char base[256];             /* short: names below it fit PATH_MAX */
+    char cfg[PATH_MAX];
+    hcomp_options *opts;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    assert_non_null(fx);
+    snprintf(fx->base, sizeof(fx->base), "/tmp/hcomp-test-kind-XXXXXX");
+    assert_non_null(mkdtemp(fx->base));
+    snprintf(fx->cfg, sizeof(fx->cfg), "%s/tiers.json", fx->base);
+    FILE *f = fopen(fx->cfg, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"version\": 1, \"tiers\": [{\"name\": \"here\", \"path\": \"@filedir\"}]}\n");
+    assert_int_equal(fclose(f), 0);
+    fx->opts = hcomp_options_new();
+    assert_non_null(fx->opts);
+    hcomp_error err;
+    assert_int_equal(hcomp_options_set(fx->opts, "hcomp_config", fx->cfg, &err), HCOMP_OK);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    assert_int_equal(t_rm_tree(fx->base), 0);
+    hcomp_options_free(fx->opts);
+    free(fx);
+    return 0;
+}
+
+static void put(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, len), (ssize_t) len);
+    assert_int_equal(close(fd), 0);
+}
+
+static size_t slurp(const char *path, unsigned char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    ssize_t n = read(fd, buf, cap);
+    assert_true(n >= 0);
+    close(fd);
+    return (size_t) n;
+}
+
+static int kind_of(const char *path)
+{
+    int kind = -1;
+    hcomp_error err;
+    int rc = hcomp_file_kind(path, &kind, &err);
+    if (rc != HCOMP_OK)
+        fail_msg("hcomp_file_kind(%s): %s", path, err.msg);
+    return kind;
+}
+
+/* A real hcomp file with a little data; its bytes are returned in map (len). */
+static void make_hcomp(fixture *fx, const char *path, unsigned char *map, size_t *len)
+{
+    hcomp_file *f;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_open(path, HCOMP_O_CREAT | HCOMP_O_RDWR, 0600, 1, fx->opts, &f,
+                                     &err), HCOMP_OK);
+    char data[5000];
+    memset(data, 'x', sizeof(data));
+    assert_int_equal(hcomp_file_pwrite(f, data, sizeof(data), 0, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    *len = slurp(path, map, 65536);
+    assert_true(*len > 64);
+}
+
+static void test_kinds(void **state)
+{
+    fixture *fx = *state;
+    char p[PATH_MAX];
+
+    snprintf(p, sizeof(p), "%s/missing", fx->base);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_MISSING);
+
+    snprintf(p, sizeof(p), "%s/hc", fx->base);
+    static unsigned char map[65536];
+    size_t maplen;
+    make_hcomp(fx, p, map, &maplen);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_HCOMP);
+    assert_string_equal(hcomp_file_kind_name(HCOMP_FILE_KIND_HCOMP), "hcomp");
+    hcomp_error err;
+    assert_int_equal(hcomp_file_delete(p, &err), HCOMP_OK);
+
+    /* plain files of every size, also ones that merely mention the magic later on */
+    snprintf(p, sizeof(p), "%s/plain", fx->base);
+    put(p, "", 0);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    put(p, "x", 1);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    put(p, "hello, world\n", 13);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    put(p, "HCOMX", 5);     /* short, not a prefix of the magic */
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    put(p, "xxHCOMPMAP and more text than a header of sixty-four bytes would hold", 70);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    static unsigned char big[1 << 16];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (unsigned char) (i * 2654435761u >> 13);
+    put(p, big, sizeof(big));
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    assert_string_equal(hcomp_file_kind_name(HCOMP_FILE_KIND_PLAIN), "plain");
+    /* looking changed nothing */
+    unsigned char back[1 << 16];
+    assert_int_equal(slurp(p, back, sizeof(back)), sizeof(big));
+    assert_memory_equal(back, big, sizeof(big));
+
+    /* not regular */
+    assert_int_equal(kind_of(fx->base), HCOMP_FILE_KIND_NOT_REGULAR);
+    assert_int_equal(kind_of("/dev/null"), HCOMP_FILE_KIND_NOT_REGULAR);
+    snprintf(p, sizeof(p), "%s/fifo", fx->base);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_NOT_REGULAR);
+    assert_string_equal(hcomp_file_kind_name(HCOMP_FILE_KIND_NOT_REGULAR), "not-regular");
+    assert_string_equal(hcomp_file_kind_name(HCOMP_FILE_KIND_MISSING), "missing");
+
+    /* a path that cannot be looked at is an error, not a kind */
+    snprintf(p, sizeof(p), "%s/tiers.json/below", fx->base);
+    int kind = 7;
+    assert_int_not_equal(hcomp_file_kind(p, &kind, &err), HCOMP_OK);
+    assert_int_equal(kind, -1);
+    assert_non_null(strstr(err.msg, p));
+    assert_int_not_equal(hcomp_file_kind("", &kind, &err), HCOMP_OK);
+}
+
+/* Mapping files damaged in their first bytes stay hcomp (their open fails), never plain. */
+static void test_damaged_stays_hcomp(void **state)
+{
+    fixture *fx = *state;
+    char p[PATH_MAX], q[PATH_MAX];
+    static unsigned char map[65536], copy[65536];
+    size_t maplen;
+    snprintf(p, sizeof(p), "%s/orig", fx->base);
+    make_hcomp(fx, p, map, &maplen);
+    snprintf(q, sizeof(q), "%s/damaged", fx->base);
+
+    /* cut inside the magic, inside the header, inside the log */
+    size_t cuts[] = {1, 3, 7, 8, 40, 63, 64, 100};
+    for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+        put(q, map, cuts[i]);
+        if (kind_of(q) != HCOMP_FILE_KIND_HCOMP)
+            fail_msg("a mapping file cut after %zu bytes was not called hcomp", cuts[i]);
+    }
+    /* one or two bytes of the magic damaged (any byte, any bit) */
+    for (int i = 0; i < 8; i++)
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(copy, map, maplen);
+            copy[i] ^= (unsigned char) (1u << bit);
+            copy[(i + 3) % 8] ^= 0xff;
+            put(q, copy, maplen);
+            if (kind_of(q) != HCOMP_FILE_KIND_HCOMP)
+                fail_msg("a mapping file with bytes %d and %d of its magic damaged was not "
+                         "called hcomp", i, (i + 3) % 8);
+        }
+    /* the whole magic gone, the rest of the header intact (its checksum tells) */
+    memcpy(copy, map, maplen);
+    memcpy(copy, "ZZZZZZZZ", 8);
+    put(q, copy, maplen);
+    assert_int_equal(kind_of(q), HCOMP_FILE_KIND_HCOMP);
+    /* and such a file does not open: the failure names the cause */
+    hcomp_file *f = NULL;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_open(q, HCOMP_O_RDONLY, 0, 1, fx->opts, &f, &err),
+                     HCOMP_E_NOTHCOMP);
+    assert_null(f);
+    /* a flipped bit elsewhere in the header: still hcomp (and corrupt) */
+    memcpy(copy, map, maplen);
+    copy[20] ^= 0x10;
+    put(q, copy, maplen);
+    assert_int_equal(kind_of(q), HCOMP_FILE_KIND_HCOMP);
+    assert_int_equal(hcomp_file_open(q, HCOMP_O_RDONLY, 0, 1, fx->opts, &f, &err),
+                     HCOMP_E_CORRUPT);
+    unlink(q);
+    assert_int_equal(hcomp_file_delete(p, &err), HCOMP_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_kinds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_stays_hcomp, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
