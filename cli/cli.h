@@ -47,5 +47,6 @@ int cmd_cat(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
+int cmd_compact(int argc, char **argv);
 
 #endif

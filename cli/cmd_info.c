@@ -55,6 +55,28 @@ static int info_one(const char *path)
                cli_bytes(s.tier[t].raw_bytes, a), cli_bytes(s.tier[t].stored_bytes, b),
                (unsigned long long) s.tier[t].pieces);
     }
+    hcomp_footprint fp;
+    if (hcomp_footprint_path(path, &fp, &err) != HCOMP_OK) {
+        cli_error("info", "%s", err.msg);
+        return CLI_FAILED;
+    }
+    char d[32], m[32];
+    uint64_t recorded = fp.live + fp.dead;
+    printf("  on storage    %s allocated to %llu segment files + %s mapping file; %s of dead "
+           "pieces (%.1f%% of %s recorded)", cli_bytes(fp.allocated, a),
+           (unsigned long long) fp.segments, cli_bytes(fp.map_bytes, m), cli_bytes(fp.dead, d),
+           recorded ? 100.0 * (double) fp.dead / (double) recorded : 0.0, cli_bytes(recorded, b));
+    if (fp.segments_missing)
+        printf("; %llu segment files with live data MISSING (run hcomp fsck)",
+               (unsigned long long) fp.segments_missing);
+    printf("\n");
+    for (size_t t = 0; t < fp.ntiers; t++)
+        printf("    %-12s %10s allocated, %10s live, %10s dead\n", fp.tier[t].name,
+               cli_bytes(fp.tier[t].allocated, a), cli_bytes(fp.tier[t].live, b),
+               cli_bytes(fp.tier[t].dead, d));
+    if (fp.dead)
+        printf("    (dead pieces are given back at the last close (hint hcomp_reclaim) or by "
+               "hcomp compact)\n");
     printf("  codecs\n");
     for (int c = 0; c < HCOMP_CODEC_COUNT; c++) {
         if (s.codec[c].pieces == 0)

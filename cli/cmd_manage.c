@@ -1,4 +1,5 @@
-/* hcomp drain / rm / fsck: moving, removing, checking and repairing whole files. */
+/* hcomp drain / rm / fsck / compact: moving, removing, checking, repairing and compacting
+ * whole files. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -108,4 +109,41 @@ int cmd_fsck(int argc, char **argv)
                                         : (r.rewritten || r.rebuilt ? "repaired" : "clean"));
     cli_common_free(&c);
     return r.problems ? CLI_FAILED : CLI_OK;
+}
+
+int cmd_compact(int argc, char **argv)
+{
+    cli_common c;
+    int rc = cli_parse("compact", "c", argc, argv, &c);
+    if (rc == CLI_OK && c.argc != 1) {
+        cli_error("compact", "usage: hcomp compact FILE [--config C]");
+        rc = CLI_USAGE;
+    }
+    if (rc != CLI_OK) {
+        cli_common_free(&c);
+        return rc;
+    }
+    const char *path = c.argv[0];
+    hcomp_tool_io io = cli_io(&c);
+    hcomp_reclaim_result r;
+    hcomp_error err;
+    int crc = hcomp_compact(path, c.config, &io, &r, &err);
+    cli_progress_end(&c);
+    char a[32], b[32], d[32], m[32];
+    if (r.ran || crc != HCOMP_OK)
+        printf("%s: %s of dead pieces found; %s freed; %llu segment files removed; %llu live "
+               "pieces (%s) moved out of mostly dead segments; mapping file %s -> %s%s\n", path,
+               cli_bytes(r.dead_found, a), cli_bytes(r.bytes_freed, b),
+               (unsigned long long) r.segments_removed, (unsigned long long) r.pieces_moved,
+               cli_bytes(r.bytes_moved, d), cli_bytes(r.log_before, m),
+               cli_bytes(r.log_rewritten ? r.log_after : r.log_before, a),
+               r.log_kept ? " (kept: it has another owner or name)" : "");
+    else
+        printf("%s: nothing to reclaim\n", path);
+    if (crc != HCOMP_OK) {
+        cli_error("compact", "%s", err.msg);
+        rc = crc == HCOMP_E_NOTHCOMP || crc == HCOMP_E_NOENT ? CLI_USAGE : CLI_FAILED;
+    }
+    cli_common_free(&c);
+    return rc;
 }

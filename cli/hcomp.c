@@ -28,16 +28,19 @@ void cli_usage(FILE *to)
         "  rm FILE...                     remove the files: every piece on every tier\n"
         "  fsck FILE [--repair]           verify the mapping file and every piece; repair\n"
         "                                 a damaged log, rebuild a lost mapping file\n"
+        "  compact FILE                   give back the space of overwritten data now and\n"
+        "                                 rewrite the mapping log to what is live\n"
         "\n"
         "options:\n"
-        "  --config FILE     tier configuration (import, drain, fsck; default $HCOMP_CONFIG,\n"
+        "  --config FILE     tier configuration (import, drain, fsck, compact; default $HCOMP_CONFIG,\n"
         "                    else the embedded default: /dev/shm RAM tier, file's directory)\n"
         "  --hint KEY=VALUE  an hcomp_* hint, as for MPI_Info (import, drain; repeatable)\n"
         "  --force           export/import: replace OUT or FILE if it exists\n"
         "  --progress, --no-progress   progress on stderr (default: when it is a terminal)\n"
         "\n"
         "exit status: 0 done (fsck: no problem left), 1 failed (fsck: problems remain),\n"
-        "2 bad usage. Run fsck --repair and drain only on files no job has open.\n");
+        "2 bad usage. Run fsck --repair and drain only on files no job has open (compact\n"
+        "refuses to run on a file another process has open).\n");
 }
 
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -200,7 +203,8 @@ int main(int argc, char **argv)
 {
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"info", cmd_info}, {"export", cmd_export}, {"import", cmd_import}, {"cat", cmd_cat},
-        {"drain", cmd_drain}, {"rm", cmd_rm}, {"fsck", cmd_fsck}};
+        {"drain", cmd_drain}, {"rm", cmd_rm}, {"fsck", cmd_fsck},
+        {"compact", cmd_compact}};
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_USAGE;

@@ -25,6 +25,15 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     if (s->sync_moved_bytes)
         fprintf(out, "  moved off volatile tiers by sync: %llu bytes in %.3f s\n",
                 (unsigned long long) s->sync_moved_bytes, s->t_sync_move);
+    if (s->reclaim_ran)
+        fprintf(out, "  reclaimed at close: %llu bytes of dead pieces found, %llu bytes freed, "
+                "%llu segments removed, %llu bytes of live pieces moved, mapping file %llu -> "
+                "%llu bytes, in %.3f s\n", (unsigned long long) s->reclaim_dead,
+                (unsigned long long) s->reclaim_freed, (unsigned long long) s->reclaim_segments,
+                (unsigned long long) s->reclaim_moved, (unsigned long long) s->reclaim_log_before,
+                (unsigned long long) s->reclaim_log_after, s->t_reclaim);
+    if (s->reclaim_error[0])
+        fprintf(out, "  reclaiming at close failed (the data is intact): %s\n", s->reclaim_error);
     for (int t = 0; t < cfg->ntiers; t++) {
         int best = 0;
         for (int c = 1; c < HCOMP_CODEC_COUNT; c++)

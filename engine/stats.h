@@ -34,6 +34,12 @@ typedef struct hcomp_file_stats {
     uint64_t drained_bytes, drain_errors;   /* background drain */
     uint64_t sync_moved_bytes;  /* copied off volatile tiers by durable syncs */
     double t_sync_move;         /* the time those copies took */
+    /* reclaiming at close (the file layer's, counted here to be printed with the rest) */
+    int reclaim_ran;
+    uint64_t reclaim_dead, reclaim_freed, reclaim_moved, reclaim_segments;
+    uint64_t reclaim_log_before, reclaim_log_after;
+    double t_reclaim;
+    char reclaim_error[256];    /* why it failed ("" if it did not) */
     /* the codec chosen most (by bytes) on each tier */
     uint64_t tier_codec_raw[HCOMP_MAX_TIERS][HCOMP_CODEC_COUNT];
 } hcomp_file_stats;

@@ -35,12 +35,9 @@ static int segment_index(const hcomp_file *f, uint64_t id)
     return -1;
 }
 
-/* Append a moved piece (its header and stored bytes in iov) to this opener's segment on
- * tier t and record the move (from old_off in segment seg_id) in f->batch; HCOMP_E_NOSPC
- * when the tier turned out to be full (it is then marked so). */
-static int append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t seg_id,
-                        uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
-                        unsigned filter, int level, hcomp_error *err)
+int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t seg_id,
+                       uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
+                       unsigned filter, int level, hcomp_error *err)
 {
     uint64_t new_off;
     int rc = hcomp_segment_append(f, t, iov, iovcnt, &new_off, err);
@@ -95,7 +92,7 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
         hcomp_piece_header h = {p->start, p->raw_len, job->stored, job->codec_used, job->filter_used};
         hcomp_piece_header_encode(&h, hdr);
         struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *) job->payload, job->stored}};
-        rc = append_moved(f, t, iov, 2, seg_id, old_off, job->stored,
+        rc = hcomp_append_moved(f, t, iov, 2, seg_id, old_off, job->stored,
                           hcomp_crc32(job->payload, job->stored), job->codec_used, job->filter_used,
                           job->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN : job->level,
                           err);
@@ -148,7 +145,7 @@ static int copy_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_id, un
             continue;
         }
         struct iovec iov[1] = {{*buf, (size_t) len}};
-        rc = append_moved(f, t, iov, 1, seg_id, p->seg_off, p->stored_len, p->crc, p->codec,
+        rc = hcomp_append_moved(f, t, iov, 1, seg_id, p->seg_off, p->stored_len, p->crc, p->codec,
                           p->filter, p->level, err);
         if (rc != HCOMP_E_NOSPC)
             return rc;          /* else that tier is marked full now: the next one */

@@ -52,6 +52,7 @@ struct hcomp_file {
     char *path;
     int map_fd;
     int writable;
+    int open_locked;           /* holds the openers' lock (shared) on the mapping file */
     mode_t perm;
     int sharers;
     hcomp_options opts;
@@ -160,6 +161,40 @@ void hcomp_drain_start(hcomp_file *f);
 int hcomp_drain_move_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_id,
                            hcomp_job *job, unsigned char **raw, size_t *cap, hcomp_error *err);
 void hcomp_drain_stop(hcomp_file *f);
+/* Append a moved piece (its header and stored bytes in iov) to this opener's segment on
+ * tier t and record the move (from old_off in segment seg_id) in f->batch; HCOMP_E_NOSPC
+ * when the tier turned out to be full (it is then marked so). */
+int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t seg_id,
+                       uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
+                       unsigned filter, int level, hcomp_error *err);
+
+/* file/open_lock.c: the openers' lock on the mapping file (0, or -1 with errno) */
+int hcomp_open_lock_shared(int fd);          /* waits while a reclaim runs */
+int hcomp_open_lock_exclusive(int fd, int wait);
+int hcomp_open_lock_to_shared(int fd);
+void hcomp_open_unlock(int fd);
+
+/* file/map_replace.c: put header + records in place of the mapping file at path,
+ * atomically (tag names the temporary file beside it). */
+int hcomp_map_replace(const char *path, const unsigned char *hdr, const hcomp_bytes *recs,
+                      mode_t mode, const char *tag, hcomp_error *err);
+
+/* file/reclaim.c: what each segment holds, from the replayed log */
+typedef struct hcomp_seg_use {
+    uint64_t pieces, live_pieces;
+    uint64_t recorded, live;   /* bytes of its pieces (headers included), of the live ones */
+    int reachable;             /* this process may change it (path known, not another
+                                  node's node-local tier) */
+} hcomp_seg_use;
+/* use[f->nsegs] and live[f->npieces] (1: a logical byte uses the piece), to be freed */
+int hcomp_reclaim_survey(const hcomp_file *f, hcomp_seg_use **use, unsigned char **live,
+                         hcomp_error *err);
+struct hcomp_tool_io;
+struct hcomp_reclaim_result;
+/* Give back the space of dead pieces and compact the log (file/reclaim.c); the caller
+ * holds the openers' lock exclusively. full: whatever is dead, else only when it pays. */
+int hcomp_reclaim(hcomp_file *f, int full, const struct hcomp_tool_io *io,
+                  struct hcomp_reclaim_result *res, hcomp_error *err);
 
 /* file/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);

@@ -306,5 +306,7 @@ void hcomp_log_free(hcomp_file *f)
     f->segs = NULL;
     f->pieces = NULL;
     f->logbuf = NULL;
+    f->logbuf_cap = 0;
     f->nsegs = f->npieces = 0;
+    f->capsegs = f->cappieces = 0;
 }

@@ -1,5 +1,6 @@
 /* Opening, creating, closing, syncing and resizing logical files. */
 #include "file_internal.h"
+#include "tools.h"
 #include "engine/engine.h"
 #include "common/util.h"
 #include "common/clock.h"
@@ -132,6 +133,17 @@ static void file_free(hcomp_file *f)
     free(f);
 }
 
+/* The mapping file was deleted (or replaced) while this opener had it open. */
+static int mapping_file_gone(const hcomp_file *f)
+{
+    struct stat a, b;
+    if (fstat(f->map_fd, &a) != 0)
+        return 0;
+    if (stat(f->path, &b) != 0)
+        return errno == ENOENT;
+    return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
 int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                     const hcomp_options *opts, hcomp_file **out, hcomp_error *err)
 {
@@ -220,20 +232,29 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
             return rc;
         }
     }
-    /* O_NONBLOCK: a FIFO given as the file must be refused, not wait for a writer */
-    f->map_fd = open(path, (f->writable ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
-    if (f->map_fd < 0) {
-        rc = hcomp_fail_errno(err, errno, "%s: cannot open", path);
-        file_free(f);
-        return rc;
+    for (int attempt = 0;; attempt++) {
+        /* O_NONBLOCK: a FIFO given as the file must be refused, not wait for a writer */
+        f->map_fd = open(path, (f->writable ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
+        if (f->map_fd < 0) {
+            rc = hcomp_fail_errno(err, errno, "%s: cannot open", path);
+            file_free(f);
+            return rc;
+        }
+        struct stat st;
+        if (fstat(f->map_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            rc = hcomp_fail(err, HCOMP_E_NOTHCOMP, "%s is not a regular file, so not an hcomp file",
+                            path);
+            file_free(f);
+            return rc;
+        }
+        fcntl(f->map_fd, F_SETFL, fcntl(f->map_fd, F_GETFL) & ~O_NONBLOCK);
+        /* held until close; it waits while another process reclaims space, which may
+         * put a new mapping file (a snapshot of the log) in place: then open that one */
+        f->open_locked = hcomp_open_lock_shared(f->map_fd) == 0;
+        if (!f->open_locked || !mapping_file_gone(f) || attempt == 16)
+            break;
+        close(f->map_fd);
     }
-    struct stat st;
-    if (fstat(f->map_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = hcomp_fail(err, HCOMP_E_NOTHCOMP, "%s is not a regular file, so not an hcomp file", path);
-        file_free(f);
-        return rc;
-    }
-    fcntl(f->map_fd, F_SETFL, fcntl(f->map_fd, F_GETFL) & ~O_NONBLOCK);
     if ((rc = load_header(f, err)) != HCOMP_OK || (rc = hcomp_log_refresh(f, err)) != HCOMP_OK) {
         file_free(f);
         return rc;
@@ -244,15 +265,34 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     return HCOMP_OK;
 }
 
-/* The mapping file was deleted (or replaced) while this opener had it open. */
-static int mapping_file_gone(const hcomp_file *f)
+/* The last opener to close reclaims the space of dead pieces (hcomp_reclaim): it lets go
+ * of its shared lock and takes the exclusive one without waiting, which succeeds only when
+ * no other process has the file open (of several closing at once, the last one). What it
+ * reclaims is best effort: a failure leaves every live byte where the log says. */
+static void reclaim_at_close(hcomp_file *f)
 {
-    struct stat a, b;
-    if (fstat(f->map_fd, &a) != 0)
-        return 0;
-    if (stat(f->path, &b) != 0)
-        return errno == ENOENT;
-    return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+    if (f->opts.reclaim == HCOMP_RECLAIM_NEVER || !f->open_locked)
+        return;
+    hcomp_open_unlock(f->map_fd);
+    f->open_locked = 0;
+    if (hcomp_open_lock_exclusive(f->map_fd, 0) != 0)
+        return;
+    double t0 = hcomp_now();
+    hcomp_reclaim_result r;
+    hcomp_error e;
+    if (hcomp_reclaim(f, f->opts.reclaim == HCOMP_RECLAIM_CLOSE, NULL, &r, &e) != HCOMP_OK)
+        snprintf(f->stats.reclaim_error, sizeof(f->stats.reclaim_error), "%.250s", e.msg);
+    f->stats.t_reclaim += hcomp_now() - t0;
+    if (r.ran) {
+        f->stats.reclaim_ran = 1;
+        f->stats.reclaim_dead += r.dead_found;
+        f->stats.reclaim_freed += r.bytes_freed;
+        f->stats.reclaim_moved += r.bytes_moved;
+        f->stats.reclaim_segments += r.segments_removed;
+        f->stats.reclaim_log_before = r.log_before;
+        f->stats.reclaim_log_after = r.log_after;
+    }
+    hcomp_open_unlock(f->map_fd);
 }
 
 int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
@@ -272,8 +312,6 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
     if (f->writable && !gone && f->opts.drain)
         rc = hcomp_drain_node_local(f, err);
     if (f->writable && !gone && f->stats.tasks > 0) {
-        if (hcomp_options_stats_on(&f->opts))
-            hcomp_stats_print(stderr, f->path, &f->stats, &f->cfg);
         /* the engine's statistics stay with the file (a STATS record) */
         char *json = hcomp_stats_json(&f->stats, &f->cfg);
         f->batch.len = 0;
@@ -281,6 +319,10 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
             rc = hcomp_log_append(f, &f->batch, err);
         free(json);
     }
+    if (f->writable && !gone && rc == HCOMP_OK)
+        reclaim_at_close(f);
+    if (f->writable && !gone && f->stats.tasks > 0 && hcomp_options_stats_on(&f->opts))
+        hcomp_stats_print(stderr, f->path, &f->stats, &f->cfg);
     if (f->eng.pred) {
         int erc = hcomp_engine_close(&f->eng, rc == HCOMP_OK ? err : NULL);
         if (rc == HCOMP_OK)

@@ -239,8 +239,10 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
                 if (rc == HCOMP_OK)
                     memcpy(out + (cur - off), bytes + in_piece, (size_t) (stop - cur));
             }
-            if (rc != HCOMP_OK)
+            if (rc != HCOMP_OK && (generation == f->generation || attempt == 3))
                 return rc;
+            /* else the retry replayed new records (the piece was overwritten and its
+             * space reclaimed, or it moved): read again on the new map */
             cur = stop;
             i++;
         }

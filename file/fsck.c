@@ -88,32 +88,6 @@ void hcomp_fsck_scan_log(const unsigned char *buf, size_t len, size_t from, hcom
     }
 }
 
-/* Write a new mapping file (header + records) in place of path, atomically: a
- * temporary file beside it, synced, renamed over it. */
-int hcomp_fsck_replace_map(const char *path, const unsigned char *hdr, const hcomp_bytes *recs,
-                           mode_t mode, hcomp_error *err)
-{
-    char tmp[PATH_MAX];
-    uint32_t r = 0;
-    hcomp_random_bytes(&r, sizeof(r));
-    if (snprintf(tmp, sizeof(tmp), "%s.hcomp-fsck-%08x", path, r) >= (int) sizeof(tmp))
-        return hcomp_fail(err, HCOMP_E_INVAL, "%s: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
-    if (fd < 0)
-        return hcomp_fail_errno(err, errno, "%s: creating %s", path, tmp);
-    int rc = HCOMP_OK;
-    if (fchmod(fd, mode & 07777) != 0 || hcomp_write_full(fd, hdr, HCOMP_MAP_HEADER_SIZE) != 0 ||
-        (recs->len && hcomp_write_full(fd, recs->p, recs->len) != 0) || fsync(fd) != 0)
-        rc = hcomp_fail_errno(err, errno, "%s: writing %s", path, tmp);
-    if (close(fd) != 0 && rc == HCOMP_OK)
-        rc = hcomp_fail_errno(err, errno, "%s: writing %s", path, tmp);
-    if (rc == HCOMP_OK && rename(tmp, path) != 0)
-        rc = hcomp_fail_errno(err, errno, "%s: replacing it with %s", path, tmp);
-    if (rc != HCOMP_OK)
-        unlink(tmp);
-    return rc;
-}
-
 /* Keep a copy of the damaged mapping file beside it before it is replaced. */
 int hcomp_fsck_backup(const char *path, const unsigned char *buf, size_t len, mode_t mode,
                       hcomp_fsck_result *res, hcomp_error *err)
@@ -289,7 +263,7 @@ static int fsck_with_header(const char *path, const unsigned char *buf, size_t l
     if (repair && (res->damaged_bytes || res->torn_bytes)) {
         rc = hcomp_fsck_backup(path, buf, len, st->st_mode, res, err);
         if (rc == HCOMP_OK)
-            rc = hcomp_fsck_replace_map(path, buf, &valid, st->st_mode, err);
+            rc = hcomp_map_replace(path, buf, &valid, st->st_mode, "hcomp-fsck", err);
         if (rc == HCOMP_OK) {
             res->rewritten = 1;
             hcomp_fsck_say(io, "repaired: the mapping file was written again with its %llu valid "

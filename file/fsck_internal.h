@@ -14,9 +14,6 @@ int hcomp_fsck_read_all(const char *path, unsigned char **out, size_t *len, stru
 /* Count the log's records, damage and torn tail from offset from; copy valid records. */
 void hcomp_fsck_scan_log(const unsigned char *buf, size_t len, size_t from, hcomp_bytes *valid,
                          hcomp_fsck_result *res, int *oom);
-/* Replace path by header + records, atomically. */
-int hcomp_fsck_replace_map(const char *path, const unsigned char *hdr, const hcomp_bytes *recs,
-                           mode_t mode, hcomp_error *err);
 /* Keep buf as path.hcomp-damaged[.N]. */
 int hcomp_fsck_backup(const char *path, const unsigned char *buf, size_t len, mode_t mode,
                       hcomp_fsck_result *res, hcomp_error *err);

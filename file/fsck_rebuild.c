@@ -418,7 +418,7 @@ int hcomp_fsck_rebuild(const char *path, const char *config, const unsigned char
         if (old_len > 0)
             rc = hcomp_fsck_backup(path, old, old_len, mode, res, err);
         if (rc == HCOMP_OK)
-            rc = hcomp_fsck_replace_map(path, hdr, &recs, mode, err);
+            rc = hcomp_map_replace(path, hdr, &recs, mode, "hcomp-fsck", err);
         if (rc == HCOMP_OK) {
             res->rebuilt = 1;
             hcomp_fsck_say(io, "repaired: the mapping file was rebuilt%s%s",

@@ -329,6 +329,27 @@ static void opt_show_drain(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%s", o->drain == 2 ? "background" : o->drain ? "close" : "never");
 }
 
+static int opt_parse_reclaim(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strcmp(v, "auto") == 0)
+        o->reclaim = HCOMP_RECLAIM_AUTO;
+    else if (strcmp(v, "close") == 0)
+        o->reclaim = HCOMP_RECLAIM_CLOSE;
+    else if (strcmp(v, "never") == 0)
+        o->reclaim = HCOMP_RECLAIM_NEVER;
+    else
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"auto\" (the last close "
+                          "reclaims dead space when it pays), \"close\" (the last close reclaims "
+                          "all of it) or \"never\" (only `hcomp compact` does)", key, v);
+    return HCOMP_OK;
+}
+
+static void opt_show_reclaim(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", o->reclaim == HCOMP_RECLAIM_CLOSE ? "close"
+                           : o->reclaim == HCOMP_RECLAIM_NEVER ? "never" : "auto");
+}
+
 static int opt_parse_sync(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     if (strcmp(v, "durable") == 0)

@@ -26,7 +26,8 @@
     X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle)                 \
     X("hcomp_stats", "", opt_parse_stats, opt_show_stats)                           \
     X("hcomp_drain", "close", opt_parse_drain, opt_show_drain)                      \
-    X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)
+    X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)                       \
+    X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
@@ -47,7 +48,12 @@ struct hcomp_options {
                                        1 at close, 2 also in the background when idle */
     int sync_tiers;                 /* 1: sync makes each tier durable as it is (volatile
                                        tiers too); 0: pieces leave volatile tiers first */
+    int reclaim;                    /* enum hcomp_reclaim_mode */
 };
+
+/* When the space of dead pieces comes back (file/reclaim.c): at the last close, when it
+ * pays (auto) or whenever anything is dead (close); or only by `hcomp compact`. */
+enum hcomp_reclaim_mode { HCOMP_RECLAIM_AUTO = 0, HCOMP_RECLAIM_CLOSE, HCOMP_RECLAIM_NEVER };
 
 enum hcomp_priority {
     HCOMP_PRIO_ASYNC = 0,

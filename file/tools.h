@@ -70,4 +70,39 @@ typedef struct hcomp_drain_result {
 int hcomp_drain_all(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *res,
                     hcomp_error *err);
 
+typedef struct hcomp_reclaim_result {
+    int ran;                    /* there was enough to reclaim, and no other opener */
+    int damaged;                /* the log is damaged: nothing was done (run hcomp fsck) */
+    int log_kept;               /* the log could not be replaced (another owner, a link) */
+    int log_rewritten;
+    uint64_t dead_found;        /* bytes of dead pieces found (headers included) */
+    uint64_t pieces_moved, bytes_moved;     /* copied out of mostly dead segments */
+    uint64_t segments_removed;
+    uint64_t bytes_freed;       /* blocks given back to the file systems */
+    uint64_t log_before, log_after;
+} hcomp_reclaim_result;
+
+/* Reclaim everything dead in the file at path now (hcomp compact): open it for writing
+ * with config (NULL: $HCOMP_CONFIG or the embedded default), take the openers' lock
+ * exclusively (HCOMP_E_IO with a message if another process has the file open), move the
+ * live pieces out of segments that hold dead ones, remove emptied segments, rewrite the
+ * log as a snapshot. */
+int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,
+                  hcomp_reclaim_result *res, hcomp_error *err);
+
+/* What a file costs on storage, as the file systems count it. */
+typedef struct hcomp_footprint {
+    uint64_t map_bytes;         /* the mapping file */
+    uint64_t allocated;         /* blocks of its segment files (st_blocks) */
+    uint64_t live, dead;        /* bytes of live and of dead pieces, headers included */
+    uint64_t segments, segments_dead, segments_missing;
+    size_t ntiers;
+    struct {
+        char name[64];
+        uint64_t allocated, live, dead;
+    } tier[16];
+} hcomp_footprint;
+
+int hcomp_footprint_path(const char *path, hcomp_footprint *fp, hcomp_error *err);
+
 #endif

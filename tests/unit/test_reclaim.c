@@ -1,0 +1,342 @@
+/* Reclaiming space (file/reclaim.c): overwritten pieces give their space back at the last
+ * close or to hcomp_compact, segments emptied by overwrites are removed, mostly dead ones
+ * compacted, the log rewritten to what is live; every byte reads back as the model says,
+ * and a process killed in the middle leaves a file that reads right. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "file_fixture.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "file/tools.h"
+
+#define PIECE (256 * KIB)
+
+static hcomp_footprint footprint(const char *path)
+{
+    hcomp_footprint fp;
+    hcomp_error err;
+    int rc = hcomp_footprint_path(path, &fp, &err);
+    if (rc != HCOMP_OK)
+        fail_msg("footprint %s: %s", path, err.msg);
+    return fp;
+}
+
+static hcomp_reclaim_result compact_ok(fixture *fx, const char *path)
+{
+    hcomp_reclaim_result r;
+    hcomp_error err;
+    int rc = hcomp_compact(path, fx->config, NULL, &r, &err);
+    if (rc != HCOMP_OK)
+        fail_msg("compact %s: %s: %s", path, hcomp_code_name(rc), err.msg);
+    return r;
+}
+
+/* Open, write len bytes of data at off, close. */
+static void write_session(fixture *fx, const char *path, const unsigned char *data,
+                          uint64_t len, uint64_t off)
+{
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, data, len, off);
+    close_ok(f);
+}
+
+static void expect_file(fixture *fx, const char *path, const unsigned char *want, uint64_t len)
+{
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    assert_int_equal(size_of(f), len);
+    expect_bytes(f, want, len, 0);
+    close_ok(f);
+}
+
+/* One shared tier: one segment per writing session, so what is removed and moved is known. */
+static int reclaim_setup(void **state)
+{
+    setup(state);
+    fixture *fx = *state;
+    char json[2 * PATH_MAX];
+    snprintf(json, sizeof(json), "{\"version\": 1, \"tiers\": [{\"name\": \"disk\", \"path\": "
+             "\"%s\", \"capacity\": \"unlimited\"}]}\n", fx->t1);
+    write_text(fx->config, json);
+    set_opt(fx, "hcomp_piece_size", "262144");
+    return 0;
+}
+
+/* A checkpoint rewritten in place keeps the footprint and the log of one checkpoint. */
+static void test_checkpoint_loop(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "ckpt", path, sizeof(path));
+    const uint64_t len = 4 * MIB;
+    hcomp_footprint first = {0}, fp;
+    unsigned char *d = NULL;
+    for (unsigned gen = 0; gen < 12; gen++) {
+        free(d);
+        d = text_data(len, gen);
+        write_session(fx, path, d, len, 0);
+        fp = footprint(path);
+        if (gen == 0)
+            first = fp;
+        assert_int_equal(fp.dead, 0);           /* the last close reclaimed it all */
+        assert_int_equal(fp.segments_dead, 0);
+    }
+    if (fp.allocated > first.allocated + first.allocated / 5)
+        fail_msg("after 12 writes %llu bytes allocated, after one %llu",
+                 (unsigned long long) fp.allocated, (unsigned long long) first.allocated);
+    if (fp.map_bytes > 2 * first.map_bytes)
+        fail_msg("mapping file %llu bytes after 12 writes, %llu after one",
+                 (unsigned long long) fp.map_bytes, (unsigned long long) first.map_bytes);
+    expect_file(fx, path, d, len);
+    free(d);
+}
+
+/* hcomp_reclaim=never keeps everything until hcomp_compact, which then gives back every
+ * dead byte; random unaligned overwrites over several sessions against a model. */
+static void test_random_overwrites_then_compact(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");
+    char path[PATH_MAX];
+    file_path(fx, "random", path, sizeof(path));
+    const uint64_t len = 3 * MIB + 1234;
+    unsigned char *model = text_data(len, 7);
+    write_session(fx, path, model, len, 0);
+    uint64_t seed = 42;
+    for (int session = 0; session < 4; session++) {
+        hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR);
+        for (int w = 0; w < 12; w++) {
+            uint64_t n = 1 + rng(&seed) % (600 * KIB);
+            uint64_t off = rng(&seed) % (len - n);
+            unsigned char *chunk = (w & 1) ? random_data(n, seed) : text_data(n, (unsigned) seed);
+            pwrite_ok(f, chunk, n, off);
+            memcpy(model + off, chunk, n);
+            free(chunk);
+        }
+        close_ok(f);
+        assert_true(footprint(path).dead > 0);  /* never: kept */
+        expect_file(fx, path, model, len);
+    }
+    hcomp_footprint before = footprint(path);
+    hcomp_reclaim_result r = compact_ok(fx, path);
+    hcomp_footprint after = footprint(path);
+    assert_true(r.ran);
+    assert_true(r.log_rewritten);
+    assert_int_equal(r.dead_found, before.dead);
+    assert_int_equal(after.dead, 0);
+    assert_int_equal(after.live, before.live);
+    assert_true(after.allocated < before.allocated);
+    assert_true(after.map_bytes < before.map_bytes);
+    /* what is allocated now is what is live, give or take a block per segment */
+    if (after.allocated > after.live + after.segments * 8 * KIB)
+        fail_msg("%llu bytes allocated for %llu live", (unsigned long long) after.allocated,
+                 (unsigned long long) after.live);
+    expect_file(fx, path, model, len);
+    /* a second compaction finds nothing */
+    r = compact_ok(fx, path);
+    assert_false(r.ran);
+    free(model);
+}
+
+/* A segment whose every piece was overwritten is removed; one mostly dead is compacted
+ * (its live pieces copied, then it is removed); one mostly live has its dead pieces
+ * punched out. */
+static void test_segments_removed_compacted_punched(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");
+    set_opt(fx, "hcomp_codec", "none");     /* stored = raw: sizes are exact */
+    char pa[PATH_MAX], pb[PATH_MAX];
+    file_path(fx, "a", pa, sizeof(pa));
+    file_path(fx, "b", pb, sizeof(pb));
+    const uint64_t len = 8 * PIECE;
+    unsigned char *d1 = random_data(len, 1), *d2 = random_data(len, 2);
+    /* a: first session 8 pieces; second overwrites 6 of them: mostly dead, compacted */
+    write_session(fx, pa, d1, len, 0);
+    write_session(fx, pa, d2, 6 * PIECE, 0);
+    memcpy(d1, d2, 6 * PIECE);
+    hcomp_reclaim_result r = compact_ok(fx, pa);
+    assert_int_equal(r.pieces_moved, 2);
+    assert_int_equal(r.bytes_moved, 2 * (PIECE + 16));
+    assert_int_equal(r.segments_removed, 1);
+    assert_int_equal(find_segments(fx->base), 2);
+    expect_file(fx, pa, d1, len);
+
+    /* b: 8 pieces, then 3 overwritten (3 of 11 dead: auto reclaims at close; the first
+     * segment is 5/8 live: its dead pieces are punched out, not copied) */
+    unsigned char *e1 = random_data(len, 3), *e2 = random_data(len, 4);
+    set_opt(fx, "hcomp_reclaim", "auto");
+    write_session(fx, pb, e1, len, 0);
+    hcomp_footprint one = footprint(pb);
+    write_session(fx, pb, e2, 3 * PIECE, 3 * PIECE);
+    memcpy(e1 + 3 * PIECE, e2, 3 * PIECE);
+    hcomp_footprint two = footprint(pb);
+    assert_int_equal(two.dead, 0);
+    assert_int_equal(two.live, one.live);
+    assert_int_equal(two.segments, 2);
+    /* the first lost three pieces' blocks (but the two it shares with live pieces), the
+     * second holds three (and a partial last block) */
+    if (two.allocated > one.allocated + 12 * KIB)
+        fail_msg("%llu bytes allocated after the overwrite, %llu before", (unsigned long long) two.allocated, (unsigned long long) one.allocated);
+    expect_file(fx, pb, e1, len);
+
+    /* whole rewrite of b: both old segments removed */
+    write_session(fx, pb, e2, len, 0);
+    assert_int_equal(footprint(pb).segments, 1);
+    expect_file(fx, pb, e2, len);
+    free(d1);
+    free(d2);
+    free(e1);
+    free(e2);
+}
+
+/* Many small overwrites make a long log; compaction rewrites it to the live pieces. */
+static void test_log_compaction(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");
+    char path[PATH_MAX];
+    file_path(fx, "log", path, sizeof(path));
+    const uint64_t len = 64 * KIB;
+    unsigned char *model = text_data(len, 1);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, model, len, 0);
+    uint64_t seed = 9;
+    for (int w = 0; w < 600; w++) {
+        uint64_t off = (rng(&seed) % 16) * 4 * KIB;
+        unsigned char *chunk = text_data(4 * KIB, (unsigned) w);
+        pwrite_ok(f, chunk, 4 * KIB, off);
+        memcpy(model + off, chunk, 4 * KIB);
+        free(chunk);
+    }
+    pwrite_ok(f, "tail", 4, len + 10000);   /* a hole, then 4 bytes: the size survives */
+    close_ok(f);
+    unsigned char *want = calloc(1, len + 10004);
+    assert_non_null(want);
+    memcpy(want, model, len);
+    memcpy(want + len + 10000, "tail", 4);
+    hcomp_footprint before = footprint(path);
+    hcomp_reclaim_result r = compact_ok(fx, path);
+    assert_true(r.log_rewritten);
+    hcomp_footprint after = footprint(path);
+    /* at most 17 live pieces (16 blocks and the tail): a few KiB of records */
+    if (after.map_bytes > 4 * KIB || after.map_bytes * 20 > before.map_bytes)
+        fail_msg("mapping file %llu bytes before, %llu after", (unsigned long long) before.map_bytes,
+                 (unsigned long long) after.map_bytes);
+    expect_file(fx, path, want, len + 10004);
+    /* the file goes on: written after its snapshot, read right */
+    f = open_file(fx, path, HCOMP_O_RDWR);
+    pwrite_ok(f, "new", 3, 5);
+    memcpy(want + 5, "new", 3);
+    close_ok(f);
+    expect_file(fx, path, want, len + 10004);
+    free(model);
+    free(want);
+}
+
+/* While another handle has the file open, nothing is reclaimed and hcomp_compact refuses;
+ * the next writer's last close does it. */
+static void test_other_opener_blocks_reclaim(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "busy", path, sizeof(path));
+    const uint64_t len = 4 * PIECE;
+    unsigned char *d1 = text_data(len, 1), *d2 = text_data(len, 2);
+    write_session(fx, path, d1, len, 0);
+    hcomp_file *reader = open_file(fx, path, HCOMP_O_RDONLY);
+    write_session(fx, path, d2, len, 0);
+    assert_true(footprint(path).dead > 0);
+    hcomp_reclaim_result r;
+    hcomp_error err;
+    assert_int_equal(hcomp_compact(path, fx->config, NULL, &r, &err), HCOMP_E_IO);
+    assert_non_null(strstr(err.msg, "open in another process"));
+    expect_bytes(reader, d2, len, 0);   /* the reader sees the new data, old segments kept */
+    close_ok(reader);
+    assert_true(footprint(path).dead > 0);  /* a reader's close does not reclaim */
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR);
+    close_ok(f);
+    assert_int_equal(footprint(path).dead, 0);
+    expect_file(fx, path, d2, len);
+    free(d1);
+    free(d2);
+}
+
+/* A compaction killed at any moment leaves a file that reads every byte right. */
+static void test_killed_compaction(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");
+    set_opt(fx, "hcomp_codec", "none");
+    char path[PATH_MAX];
+    file_path(fx, "killed", path, sizeof(path));
+    const uint64_t len = 24 * PIECE;
+    unsigned char *d1 = random_data(len, 11), *d2 = random_data(len, 12);
+    /* time one full compaction, to spread the kills over it */
+    write_session(fx, path, d1, len, 0);
+    write_session(fx, path, d2, len / 2, 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    compact_ok(fx, path);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    unsigned char *model = malloc(len);
+    assert_non_null(model);
+    memcpy(model, d1, len);
+    memcpy(model, d2, len / 2);
+    int interrupted = 0;
+    for (int i = 0; i < 10; i++) {
+        /* a new half overwritten: more dead pieces to reclaim */
+        unsigned char *d = random_data(len / 2, 100 + (uint64_t) i);
+        uint64_t off = (i & 1) ? len / 2 : 0;
+        write_session(fx, path, d, len / 2, off);
+        memcpy(model + off, d, len / 2);
+        free(d);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            hcomp_reclaim_result r;
+            hcomp_error err;
+            _exit(hcomp_compact(path, fx->config, NULL, &r, &err) == HCOMP_OK ? 0 : 3);
+        }
+        struct timespec nap = {0, (long) (took * 1e9 * (double) i / 10.0)};
+        nanosleep(&nap, NULL);
+        kill(pid, SIGKILL);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFSIGNALED(status))
+            interrupted++;
+        else
+            assert_int_equal(WEXITSTATUS(status), 0);
+        expect_file(fx, path, model, len);
+        hcomp_fsck_result fr;
+        hcomp_error err;
+        assert_int_equal(hcomp_fsck(path, fx->config, 1, NULL, &fr, &err), HCOMP_OK);
+        if (fr.problems)
+            fail_msg("kill %d: fsck --repair leaves problems", i);
+        expect_file(fx, path, model, len);
+    }
+    print_message("compaction %.3f s; %d of 10 runs killed before they ended\n", took, interrupted);
+    assert_true(interrupted > 0);
+    free(d1);
+    free(d2);
+    free(model);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_checkpoint_loop, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_overwrites_then_compact, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segments_removed_compacted_punched, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_compaction, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_opener_blocks_reclaim, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_compaction, reclaim_setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
