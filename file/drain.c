@@ -152,6 +152,15 @@ static int copy_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_id, un
     }
 }
 
+/* A piece that failed its checks may have been overwritten by another writer since the
+ * drain replayed the log, and its bytes punched out (hcomp_overwritten_punch): then there
+ * is nothing to move. */
+static int still_dead_now(hcomp_file *f, uint32_t idx)
+{
+    hcomp_error e;
+    return hcomp_log_refresh(f, &e) == HCOMP_OK && !hcomp_piece_live(f, idx);
+}
+
 /* Move up to max_bytes of live pieces off this opener's node-local (or volatile)
  * segments; punch their old bytes out when punch is set. */
 static int drain_pieces(hcomp_file *f, enum drain_what what, uint64_t max_bytes, int punch,
@@ -205,6 +214,10 @@ static int drain_pieces(hcomp_file *f, enum drain_what what, uint64_t max_bytes,
                      ? copy_piece(f, first_dest, (uint32_t) i, w->seg_id, &buf, &cap, err)
                      : hcomp_drain_move_piece(f, first_dest, (uint32_t) i, w->seg_id, &job, &buf,
                                               &cap, err);
+            if (rc == HCOMP_E_CORRUPT && still_dead_now(f, (uint32_t) i)) {
+                rc = HCOMP_OK;  /* overwritten by another writer meanwhile, its space freed */
+                continue;
+            }
             if (rc != HCOMP_OK)
                 break;
             uint64_t len = HCOMP_PIECE_HEADER_SIZE + (uint64_t) f->pieces[i].stored_len;

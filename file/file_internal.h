@@ -189,6 +189,14 @@ typedef struct hcomp_seg_use {
 /* use[f->nsegs] and live[f->npieces] (1: a logical byte uses the piece), to be freed */
 int hcomp_reclaim_survey(const hcomp_file *f, hcomp_seg_use **use, unsigned char **live,
                          hcomp_error *err);
+/* The pieces a write of [off, off+len) overwrites, as this opener's map knows them (none
+ * with hcomp_reclaim=never); then, once the write is recorded, punch out those it left
+ * dead, so their room serves the rest of the checkpoint. */
+int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, uint32_t **out,
+                              size_t *n);
+void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n);
+/* Whether a logical byte still uses piece idx (in the map as replayed). */
+int hcomp_piece_live(const hcomp_file *f, uint32_t idx);
 struct hcomp_tool_io;
 struct hcomp_reclaim_result;
 /* Give back the space of dead pieces and compact the log (file/reclaim.c); the caller

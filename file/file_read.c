@@ -209,48 +209,44 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
         rc = hcomp_log_check_lost(f, err);
     if (rc != HCOMP_OK)
         return rc;
-    /* a retry inside hcomp_piece_load may replay new records, which can change the
-     * extents under this loop: then the read starts over on the new map */
-    for (int attempt = 0; attempt < 4; attempt++) {
-        uint64_t generation = f->generation;
-        if (off >= f->size || len == 0)
-            return HCOMP_OK;
-        uint64_t end = f->size - off < len ? f->size : off + len;
-        unsigned char *out = buf;
-        uint64_t cur = off;
-        size_t i = hcomp_extent_map_find(&f->map, off);
-        while (cur < end && generation == f->generation) {
-            const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
-            if (e == NULL || e->off > cur) {        /* a hole */
-                uint64_t stop = (e && e->off < end) ? e->off : end;
-                memset(out + (cur - off), 0, (size_t) (stop - cur));
-                cur = stop;
-                continue;
-            }
-            uint64_t stop = e->off + e->len < end ? e->off + e->len : end;
-            uint64_t in_piece = e->piece_off + (cur - e->off);
-            uint32_t piece = e->piece;
-            const hcomp_piece *p = &f->pieces[piece];
-            if (in_piece == 0 && stop - cur == p->raw_len && cache_find(f, piece) < 0) {
-                rc = hcomp_piece_load(f, piece, out + (cur - off), err);
-            } else {
-                const unsigned char *bytes = NULL;
-                rc = piece_bytes(f, piece, &bytes, err);
-                if (rc == HCOMP_OK)
-                    memcpy(out + (cur - off), bytes + in_piece, (size_t) (stop - cur));
-            }
-            if (rc != HCOMP_OK && (generation == f->generation || attempt == 3))
-                return rc;
-            /* else the retry replayed new records (the piece was overwritten and its
-             * space reclaimed, or it moved): read again on the new map */
+    if (off >= f->size || len == 0)
+        return HCOMP_OK;
+    uint64_t end = f->size - off < len ? f->size : off + len;
+    unsigned char *out = buf;
+    uint64_t cur = off;
+    size_t i = hcomp_extent_map_find(&f->map, off);
+    int retries = 0;
+    while (cur < end) {
+        const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
+        if (e == NULL || e->off > cur) {        /* a hole */
+            uint64_t stop = (e && e->off < end) ? e->off : end;
+            memset(out + (cur - off), 0, (size_t) (stop - cur));
             cur = stop;
-            i++;
+            continue;
         }
-        if (generation == f->generation) {
-            *nread = end - off;
-            return HCOMP_OK;
+        uint64_t stop = e->off + e->len < end ? e->off + e->len : end;
+        uint64_t in_piece = e->piece_off + (cur - e->off);
+        uint32_t piece = e->piece;
+        const hcomp_piece *p = &f->pieces[piece];
+        uint64_t generation = f->generation;
+        if (in_piece == 0 && stop - cur == p->raw_len && cache_find(f, piece) < 0) {
+            rc = hcomp_piece_load(f, piece, out + (cur - off), err);
+        } else {
+            const unsigned char *bytes = NULL;
+            rc = piece_bytes(f, piece, &bytes, err);
+            if (rc == HCOMP_OK)
+                memcpy(out + (cur - off), bytes + in_piece, (size_t) (stop - cur));
         }
+        if (rc != HCOMP_OK && (generation == f->generation || ++retries > 64))
+            return rc;
+        if (rc == HCOMP_OK)
+            cur = stop;
+        /* else the retry replayed new records: another writer overwrote the piece (and
+         * freed its space) or moved it; and whenever the map changed, the rest of the
+         * read goes on from here on the new one (what was read stays: a read racing
+         * with writes of other processes sees some of each, as MPI allows) */
+        i = generation == f->generation ? i + 1 : hcomp_extent_map_find(&f->map, cur);
     }
-    return hcomp_fail(err, HCOMP_E_IO, "%s: the file kept changing during a read of %llu bytes "
-                      "at %llu", f->path, (unsigned long long) len, (unsigned long long) off);
+    *nread = end - off;
+    return HCOMP_OK;
 }

@@ -421,10 +421,17 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
         }
     }
     free(d);
+    uint32_t *overwritten = NULL;
+    size_t noverwritten = 0;
+    if (rc == HCOMP_OK && hcomp_overwritten_collect(f, off, len, &overwritten, &noverwritten) != 0)
+        noverwritten = 0;       /* out of memory: the space waits for the close */
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);
     if (rc != HCOMP_OK)
         keep_segments_named(f);
+    else
+        hcomp_overwritten_punch(f, overwritten, noverwritten);
+    free(overwritten);
     double t_end = hcomp_now();
     f->stats.tasks++;
     f->stats.bytes_in += len;

@@ -439,6 +439,72 @@ static void punch_dead(hcomp_file *f, size_t s, const unsigned char *live,
     free(r);
 }
 
+int hcomp_piece_live(const hcomp_file *f, uint32_t idx)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    for (size_t i = hcomp_extent_map_find(&f->map, p->start);
+         i < f->map.n && f->map.v[i].off < p->start + p->raw_len; i++)
+        if (f->map.v[i].piece == idx)
+            return 1;
+    return 0;
+}
+
+int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, uint32_t **out,
+                              size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (f->opts.reclaim == HCOMP_RECLAIM_NEVER)
+        return 0;
+    size_t cap = 0;
+    for (size_t i = hcomp_extent_map_find(&f->map, off);
+         i < f->map.n && f->map.v[i].off < off + len; i++) {
+        uint32_t p = f->map.v[i].piece;
+        if (*n > 0 && (*out)[*n - 1] == p)
+            continue;
+        if (hcomp_grow_array(out, &cap, *n + 1, sizeof(**out)) != 0)
+            return -1;
+        (*out)[(*n)++] = p;
+    }
+    return 0;
+}
+
+/* Punching needs no exclusive lock: the bytes punched belong to pieces the log already
+ * says are overwritten, so no writer appends there, and a reader whose map is older
+ * fails their checksum, replays the log and reads the new pieces instead. */
+void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n)
+{
+    hcomp_error e;
+    if (n == 0 || hcomp_log_refresh(f, &e) != HCOMP_OK || f->skipped || f->lost_records)
+        return;
+    hcomp_reclaim_result res;
+    memset(&res, 0, sizeof(res));
+    for (size_t i = 0; i < n; i++) {
+        const hcomp_piece *p = &f->pieces[cand[i]];
+        const hcomp_segment *sg = &f->segs[p->seg];
+        if (!reachable(sg) || hcomp_piece_live(f, cand[i]))
+            continue;
+        int fd = open(sg->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat before, after;
+        if (fstat(fd, &before) == 0 &&
+            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) p->seg_off,
+                      (off_t) piece_bytes_on_disk(p)) == 0 &&
+            fstat(fd, &after) == 0 && after.st_blocks < before.st_blocks) {
+            res.bytes_freed += (uint64_t) (before.st_blocks - after.st_blocks) * 512u;
+            /* the room shows in the tier's usage: let placement look again at once */
+            for (int t = 0; t < f->cfg.ntiers; t++)
+                if (strcmp(f->cfg.tier[t].name, sg->tier) == 0) {
+                    f->tw[t].exhausted_at = 0;
+                    f->tw[t].avail_time = 0;
+                }
+        }
+        close(fd);
+    }
+    f->stats.overwritten_freed += res.bytes_freed;
+}
+
 int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclaim_result *res,
                   hcomp_error *err)
 {

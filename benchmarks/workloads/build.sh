@@ -43,6 +43,7 @@ build wl_grayscott "$CC" wl_common.c -- -lm
 build wl_indep "$CC" wl_common.c -- -lm
 build wl_random "$CC" wl_common.c -- -lm
 build wl_pieces "$CC" wl_common.c -- -lm
+build wl_ckptloop "$CC" wl_common.c -- -lm
 build wl_lz4raw "$CC" wl_common.c vpic_gen.c -- -llz4 -lm
 if command -v h5pcc.mpich > /dev/null 2>&1; then
     # Debian's toolchain: keep our libraries off its link (it must link Debian's MPICH)

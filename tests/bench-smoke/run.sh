@@ -91,6 +91,7 @@ for fs in hcomp ufs; do
     run "indep random random 64K $fs" wl_indep "$fs:$d/i2.dat" --block 64K --count 8 --pattern random --data random
     run "random $fs" wl_random "$fs:$d/r.dat" --block 256K --steps 2 --hint hcomp_codec=auto
     run "pieces $fs" wl_pieces "$fs:$d/p.dat" --pieces 2000 --size 256
+    run "ckptloop $fs" wl_ckptloop "$fs:$d/c.dat" --size 256K --vars 2 --rewrites 3 --sync --du "$d"
 done
 run "h5vpic deflate ufs" wl_h5vpic "ufs:$WORK/ufs/h5d.h5" --n 16K --steps 2 --filter deflate --chunk 4K
 run "h5vpic none hcomp" wl_h5vpic "hcomp:$WORK/hcomp/h5.h5" --n 16K --steps 2 --filter none
