@@ -25,9 +25,9 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     if (s->sync_moved_bytes)
         fprintf(out, "  moved off volatile tiers by sync: %llu bytes in %.3f s\n",
                 (unsigned long long) s->sync_moved_bytes, s->t_sync_move);
-    if (s->overwritten_freed)
-        fprintf(out, "  freed as writes overwrote pieces: %llu bytes\n",
-                (unsigned long long) s->overwritten_freed);
+    if (s->overwritten_freed || s->t_punch > 0)
+        fprintf(out, "  freed as writes overwrote pieces: %llu bytes in %.6f s\n",
+                (unsigned long long) s->overwritten_freed, s->t_punch);
     if (s->reclaim_ran)
         fprintf(out, "  reclaimed at close: %llu bytes of dead pieces found, %llu bytes freed, "
                 "%llu segments removed, %llu bytes of live pieces moved, mapping file %llu -> "

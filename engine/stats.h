@@ -36,6 +36,7 @@ typedef struct hcomp_file_stats {
     double t_sync_move;         /* the time those copies took */
     /* reclaiming at close (the file layer's, counted here to be printed with the rest) */
     uint64_t overwritten_freed; /* blocks of overwritten pieces punched out after writes */
+    double t_punch;             /* the time that took (replay, checks, fallocate) */
     int reclaim_ran;
     uint64_t reclaim_dead, reclaim_freed, reclaim_moved, reclaim_segments;
     uint64_t reclaim_log_before, reclaim_log_after;

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include "hcomp.h"
 #include "extent_map.h"
@@ -66,6 +67,8 @@ struct hcomp_file {
     uint64_t skipped;          /* damaged bytes passed over */
     uint64_t lost_records;     /* damaged records that had been written whole: reads fail */
     uint64_t lost_at;          /* the mapping file offset of the first */
+    uint64_t tail_stats;       /* bytes of the STATS records that end the log (a snapshot
+                                  keeps them) */
     hcomp_segment *segs;
     size_t nsegs, capsegs;
     hcomp_piece *pieces;
@@ -197,6 +200,32 @@ int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, u
 void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n);
 /* Whether a logical byte still uses piece idx (in the map as replayed). */
 int hcomp_piece_live(const hcomp_file *f, uint32_t idx);
+/* A piece's bytes in its segment: header and payload. */
+uint64_t hcomp_piece_bytes_on_disk(const hcomp_piece *p);
+/* This process may change the segment: its path is known, and it is not on another node's
+ * node-local tier. */
+int hcomp_segment_reachable(const hcomp_segment *s);
+/* dir = path up to its last '/', *file = what follows it */
+void hcomp_split_path(const char *path, char *dir, size_t dn, const char **file);
+
+/* file/punch.c */
+typedef struct hcomp_byte_range { uint64_t off, len; } hcomp_byte_range;
+/* Punch out the ranges r[0..n) of segment s (sorted in place, neighbours merged); the
+ * blocks given back are added to *freed. */
+void hcomp_punch_ranges(const hcomp_file *f, size_t s, hcomp_byte_range *r, size_t n,
+                        uint64_t *freed);
+
+/* file/log_snapshot.c */
+/* The log can be replaced without changing who owns it, its other names, or where a
+ * symbolic link points (st: the mapping file's status). */
+int hcomp_log_replaceable(const hcomp_file *f, struct stat *st);
+/* Bytes a snapshot of the live state takes (use from hcomp_reclaim_survey). */
+uint64_t hcomp_log_snapshot_estimate(const hcomp_file *f, const hcomp_seg_use *use);
+struct hcomp_reclaim_result;
+/* Replace the log by a snapshot of the live state and go on with it (its size in
+ * res->log_after). */
+int hcomp_log_rewrite(hcomp_file *f, const hcomp_seg_use *use, const unsigned char *live,
+                      const struct stat *st, struct hcomp_reclaim_result *res, hcomp_error *err);
 struct hcomp_tool_io;
 struct hcomp_reclaim_result;
 /* Give back the space of dead pieces and compact the log (file/reclaim.c); the caller

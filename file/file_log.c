@@ -238,6 +238,7 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
             rc = apply_size(f, &rec);
         else if (rec.type == HCOMP_REC_RELOCATE)
             rc = apply_relocate(f, &rec);
+        f->tail_stats = rec.type == HCOMP_REC_STATS ? f->tail_stats + (pos - at) : 0;
         if (rc != 0)
             break;
     }

@@ -86,20 +86,22 @@ int hcomp_footprint_path(const char *path, hcomp_footprint *fp, hcomp_error *err
         const hcomp_segment *sg = &f->segs[s];
         size_t t = tier_slot(fp, sg->tier);
         fp->live += use[s].live;
-        fp->dead += use[s].recorded - use[s].live;
         fp->tier[t].live += use[s].live;
-        fp->tier[t].dead += use[s].recorded - use[s].live;
         if (sg->path == NULL)
             continue;
+        if (lstat(sg->path, &st) != 0) {
+            /* removed by a reclaim (only dead pieces left in the log), or lost */
+            if (use[s].live_pieces && use[s].reachable)
+                fp->segments_missing++;
+            continue;
+        }
         fp->segments++;
         if (use[s].live_pieces == 0)
             fp->segments_dead++;
-        if (lstat(sg->path, &st) == 0) {
-            fp->allocated += (uint64_t) st.st_blocks * 512u;
-            fp->tier[t].allocated += (uint64_t) st.st_blocks * 512u;
-        } else if (use[s].live_pieces && use[s].reachable) {
-            fp->segments_missing++;
-        }
+        fp->dead += use[s].recorded - use[s].live;
+        fp->tier[t].dead += use[s].recorded - use[s].live;
+        fp->allocated += (uint64_t) st.st_blocks * 512u;
+        fp->tier[t].allocated += (uint64_t) st.st_blocks * 512u;
     }
     free(use);
     free(live);

@@ -94,8 +94,11 @@ int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,
 typedef struct hcomp_footprint {
     uint64_t map_bytes;         /* the mapping file */
     uint64_t allocated;         /* blocks of its segment files (st_blocks) */
-    uint64_t live, dead;        /* bytes of live and of dead pieces, headers included */
-    uint64_t segments, segments_dead, segments_missing;
+    uint64_t live;              /* bytes of live pieces, headers included */
+    uint64_t dead;              /* of dead pieces in segment files still there (their blocks
+                                   may be punched out already: allocated tells) */
+    uint64_t segments, segments_dead;   /* segment files there; of them, without live data */
+    uint64_t segments_missing;  /* segment files with live data that are gone */
     size_t ntiers;
     struct {
         char name[64];

@@ -105,6 +105,14 @@ expect "fsck --repair rebuilds it" 0 "$H" fsck --repair f.hc
 # is the end of the last piece
 same "data intact after rebuild" in.dat out2.dat
 
+# compact: nothing dead in a fresh import; the bytes stay; info reports the footprint
+expect "info: footprint" 0 "$H" info f.hc
+has "info: on storage" "on storage +[0-9.]+ [KMG]iB allocated to [0-9]+ segment files"
+expect "compact of a fresh file" 0 "$H" compact f.hc
+has "compact: nothing to reclaim" "nothing to reclaim"
+"$H" export f.hc out3.dat >/dev/null 2>&1
+same "data intact after compact" in.dat out3.dat
+
 # bad usage and foreign files
 expect "no command" 2 "$H"
 expect "unknown command" 2 "$H" frobnicate f.hc
@@ -116,6 +124,8 @@ expect "info of a plain file" 1 "$H" info plain.txt
 has "info says not hcomp" "not an hcomp file"
 expect "fsck of a plain file" 2 "$H" fsck --repair plain.txt
 [ "$(head -c 10 plain.txt)" = "not an hco" ] && ok "fsck leaves a plain file alone" || ko "fsck leaves a plain file alone" "changed"
+expect "compact of a plain file" 2 "$H" compact plain.txt
+[ "$(head -c 10 plain.txt)" = "not an hco" ] && ok "compact leaves a plain file alone" || ko "compact leaves a plain file alone" "changed"
 expect "rm of a plain file" 1 "$H" rm plain.txt
 [ -e plain.txt ] && ok "rm leaves a plain file alone" || ko "rm leaves a plain file alone" "removed"
 
