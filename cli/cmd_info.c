@@ -9,14 +9,9 @@
 
 static int info_one(const char *path)
 {
-    hcomp_options *opts = hcomp_options_new();
-    if (opts == NULL)
-        return CLI_FAILED;
-    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);  /* reading needs no tiers */
     hcomp_file *f;
     hcomp_error err;
-    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, &err);
-    hcomp_options_free(opts);
+    int rc = hcomp_file_open_replay(path, &f, &err);
     if (rc != HCOMP_OK) {
         cli_error("info", "%s", err.msg);
         return CLI_FAILED;

@@ -44,14 +44,8 @@ static int remove_segment_dir(const char *file, const char *dir, hcomp_error *er
 int hcomp_file_delete(const char *path, hcomp_error *err)
 {
     hcomp_ok(err);
-    hcomp_options *opts = hcomp_options_new();
-    if (opts == NULL)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
-    /* read-only replay of the log; the embedded configuration is enough for that */
-    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);
     hcomp_file *f;
-    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, err);
-    hcomp_options_free(opts);
+    int rc = hcomp_file_open_replay(path, &f, err);
     if (rc != HCOMP_OK)
         return rc;
     /* wait for openers that are closing (draining) to finish, then read what they wrote */

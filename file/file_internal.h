@@ -129,6 +129,9 @@ int hcomp_file_size_locked(hcomp_file *f, uint64_t *size, hcomp_error *err);
 int hcomp_file_truncate_locked(hcomp_file *f, uint64_t size, hcomp_error *err);
 int hcomp_file_extend_locked(hcomp_file *f, uint64_t size, hcomp_error *err);
 
+/* Open the file at path read-only to replay its log (stat, footprint, delete). */
+int hcomp_file_open_replay(const char *path, hcomp_file **out, hcomp_error *err);
+
 /* file/file_log.c */
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
 /* HCOMP_E_CORRUPT with a message when the log lost a record written whole (what it

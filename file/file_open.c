@@ -340,6 +340,19 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
     return rc;
 }
 
+int hcomp_file_open_replay(const char *path, hcomp_file **out, hcomp_error *err)
+{
+    *out = NULL;
+    hcomp_options *opts = hcomp_options_new();
+    if (opts == NULL)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+    /* a read-only replay of the log needs no tiers: the embedded configuration will do */
+    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);
+    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, out, err);
+    hcomp_options_free(opts);
+    return rc;
+}
+
 void hcomp_file_set_dtype(hcomp_file *f, int dtype)
 {
     f->eng.dtype_hint = dtype >= 0 && dtype < HCOMP_DTYPE_COUNT ? dtype : -1;

@@ -31,13 +31,8 @@ static size_t tier_slot(hcomp_stats *st, const hcomp_segment *s)
 int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err)
 {
     memset(st, 0, sizeof(*st));
-    hcomp_options *opts = hcomp_options_new();
-    if (opts == NULL)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
-    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);
     hcomp_file *f;
-    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, err);
-    hcomp_options_free(opts);
+    int rc = hcomp_file_open_replay(path, &f, err);
     if (rc != HCOMP_OK)
         return rc;
     unsigned char *counted = calloc(f->npieces ? f->npieces : 1, 1);

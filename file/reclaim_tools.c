@@ -64,13 +64,8 @@ static size_t tier_slot(hcomp_footprint *fp, const char *name)
 int hcomp_footprint_path(const char *path, hcomp_footprint *fp, hcomp_error *err)
 {
     memset(fp, 0, sizeof(*fp));
-    hcomp_options *opts = hcomp_options_new();
-    if (opts == NULL)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
-    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);
     hcomp_file *f;
-    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, err);
-    hcomp_options_free(opts);
+    int rc = hcomp_file_open_replay(path, &f, err);
     if (rc != HCOMP_OK)
         return rc;
     struct stat st;
