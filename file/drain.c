@@ -286,10 +286,13 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
 #define DRAIN_PERIOD_S 0.2      /* how often it looks */
 #define DRAIN_IDLE_S 0.1        /* the caller must have been idle this long */
 #define DRAIN_STEP_BYTES (16u << 20)
+#define RECLAIM_PERIOD_S 5.0    /* the background reclaim tries at most this often */
 
 static void *drain_main(void *arg)
 {
     hcomp_file *f = arg;
+    uint64_t reclaimed_at = UINT64_MAX;     /* the log's generation when last reclaimed */
+    double tried = 0;
     pthread_mutex_lock(&f->lock);
     while (!f->drain_stop) {
         struct timespec ts;
@@ -308,6 +311,11 @@ static void *drain_main(void *arg)
             f->stats.drained_bytes += moved;
         else
             f->stats.drain_errors++;    /* the data stays where it is; close tries again */
+        if (f->generation != reclaimed_at && hcomp_now() - tried >= RECLAIM_PERIOD_S) {
+            tried = hcomp_now();
+            if (hcomp_reclaim_idle(f))
+                reclaimed_at = f->generation;
+        }
     }
     pthread_mutex_unlock(&f->lock);
     return NULL;

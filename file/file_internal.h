@@ -201,6 +201,11 @@ int hcomp_reclaim_survey(const hcomp_file *f, hcomp_seg_use **use, unsigned char
 int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, uint32_t **out,
                               size_t *n);
 void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n);
+/* At close: reclaim if this is the last opener (hcomp_reclaim). */
+void hcomp_reclaim_at_close(hcomp_file *f);
+/* In the background (the drain thread, hcomp_drain=background), when the file is idle:
+ * reclaim if no other process has the file open; 1 if it ran to its end. */
+int hcomp_reclaim_idle(hcomp_file *f);
 /* Whether a logical byte still uses piece idx (in the map as replayed). */
 int hcomp_piece_live(const hcomp_file *f, uint32_t idx);
 /* A piece's bytes in its segment: header and payload. */

@@ -1,6 +1,5 @@
 /* Opening, creating, closing, syncing and resizing logical files. */
 #include "file_internal.h"
-#include "tools.h"
 #include "engine/engine.h"
 #include "common/util.h"
 #include "common/clock.h"
@@ -265,36 +264,6 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
     return HCOMP_OK;
 }
 
-/* The last opener to close reclaims the space of dead pieces (hcomp_reclaim): it lets go
- * of its shared lock and takes the exclusive one without waiting, which succeeds only when
- * no other process has the file open (of several closing at once, the last one). What it
- * reclaims is best effort: a failure leaves every live byte where the log says. */
-static void reclaim_at_close(hcomp_file *f)
-{
-    if (f->opts.reclaim == HCOMP_RECLAIM_NEVER || !f->open_locked)
-        return;
-    hcomp_open_unlock(f->map_fd);
-    f->open_locked = 0;
-    if (hcomp_open_lock_exclusive(f->map_fd, 0) != 0)
-        return;
-    double t0 = hcomp_now();
-    hcomp_reclaim_result r;
-    hcomp_error e;
-    if (hcomp_reclaim(f, f->opts.reclaim == HCOMP_RECLAIM_CLOSE, NULL, &r, &e) != HCOMP_OK)
-        snprintf(f->stats.reclaim_error, sizeof(f->stats.reclaim_error), "%.250s", e.msg);
-    f->stats.t_reclaim += hcomp_now() - t0;
-    if (r.ran) {
-        f->stats.reclaim_ran = 1;
-        f->stats.reclaim_dead += r.dead_found;
-        f->stats.reclaim_freed += r.bytes_freed;
-        f->stats.reclaim_moved += r.bytes_moved;
-        f->stats.reclaim_segments += r.segments_removed;
-        f->stats.reclaim_log_before = r.log_before;
-        f->stats.reclaim_log_after = r.log_after;
-    }
-    hcomp_open_unlock(f->map_fd);
-}
-
 int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
 {
     hcomp_ok(err);
@@ -320,7 +289,7 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
         free(json);
     }
     if (f->writable && !gone && rc == HCOMP_OK)
-        reclaim_at_close(f);
+        hcomp_reclaim_at_close(f);
     if (f->writable && !gone && f->stats.tasks > 0 && hcomp_options_stats_on(&f->opts))
         hcomp_stats_print(stderr, f->path, &f->stats, &f->cfg);
     if (f->eng.pred) {

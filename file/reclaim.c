@@ -15,6 +15,7 @@
 #include "file_internal.h"
 #include "tools.h"
 #include "common/util.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -319,4 +320,54 @@ int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclai
     free(use);
     free(live);
     return rc;
+}
+
+/* hcomp_reclaim as the hint asks, counted in the statistics; the caller holds the
+ * openers' lock exclusively. A failure leaves every live byte where the log says. */
+static int reclaim_counted(hcomp_file *f)
+{
+    double t0 = hcomp_now();
+    hcomp_reclaim_result r;
+    hcomp_error e;
+    int rc = hcomp_reclaim(f, f->opts.reclaim == HCOMP_RECLAIM_CLOSE, NULL, &r, &e);
+    f->stats.t_reclaim += hcomp_now() - t0;
+    if (rc != HCOMP_OK)
+        snprintf(f->stats.reclaim_error, sizeof(f->stats.reclaim_error), "%.250s", e.msg);
+    if (r.ran) {
+        f->stats.reclaim_ran = 1;
+        f->stats.reclaim_dead += r.dead_found;
+        f->stats.reclaim_freed += r.bytes_freed;
+        f->stats.reclaim_moved += r.bytes_moved;
+        f->stats.reclaim_segments += r.segments_removed;
+        f->stats.reclaim_log_before = r.log_before;
+        f->stats.reclaim_log_after = r.log_after;
+    }
+    return rc;
+}
+
+/* The last opener to close reclaims: it lets go of its shared lock and takes the
+ * exclusive one without waiting, which succeeds only when no other process has the file
+ * open (of several closing at once, the last one). */
+void hcomp_reclaim_at_close(hcomp_file *f)
+{
+    if (f->opts.reclaim == HCOMP_RECLAIM_NEVER || !f->open_locked)
+        return;
+    hcomp_open_unlock(f->map_fd);
+    f->open_locked = 0;
+    if (hcomp_open_lock_exclusive(f->map_fd, 0) != 0)
+        return;
+    (void) reclaim_counted(f);
+    hcomp_open_unlock(f->map_fd);
+}
+
+int hcomp_reclaim_idle(hcomp_file *f)
+{
+    /* this opener's shared lock becomes exclusive only when no other open file
+     * description of the file holds one: no other process (nor handle) has it open */
+    if (f->opts.reclaim == HCOMP_RECLAIM_NEVER || !f->open_locked || !f->writable ||
+        hcomp_open_lock_exclusive(f->map_fd, 0) != 0)
+        return 0;
+    int rc = reclaim_counted(f);
+    (void) hcomp_open_lock_to_shared(f->map_fd);    /* on the rewritten log's descriptor */
+    return rc == HCOMP_OK;
 }

@@ -267,6 +267,37 @@ static void test_other_opener_blocks_reclaim(void **state)
     free(d2);
 }
 
+/* A file kept open by one process: the background thread (hcomp_drain=background)
+ * reclaims while it is idle, and the handle goes on reading and writing after. */
+static void test_background_reclaim(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_drain", "background");
+    char path[PATH_MAX];
+    file_path(fx, "bg", path, sizeof(path));
+    const uint64_t len = 2 * MIB;
+    unsigned char *a = text_data(len, 1), *b = text_data(len, 2);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    for (int i = 0; i < 6; i++)
+        pwrite_ok(f, i % 2 ? b : a, len, 0);
+    hcomp_footprint before = footprint(path);
+    struct timespec nap = {1, 500000000};   /* idle: the thread looks every 0.2 s */
+    nanosleep(&nap, NULL);
+    hcomp_footprint after = footprint(path);
+    if (after.map_bytes >= before.map_bytes || after.dead != 0)
+        fail_msg("mapping file %llu bytes before the idle time, %llu after; %llu dead bytes",
+                 (unsigned long long) before.map_bytes, (unsigned long long) after.map_bytes,
+                 (unsigned long long) after.dead);
+    expect_bytes(f, b, len, 0);
+    pwrite_ok(f, a, 4096, 8192);
+    memcpy(b + 8192, a, 4096);
+    expect_bytes(f, b, len, 0);
+    close_ok(f);
+    expect_file(fx, path, b, len);
+    free(a);
+    free(b);
+}
+
 /* A compaction killed at any moment leaves a file that reads every byte right. */
 static void test_killed_compaction(void **state)
 {
@@ -336,6 +367,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_segments_removed_compacted_punched, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_compaction, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_opener_blocks_reclaim, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background_reclaim, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_compaction, reclaim_setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
