@@ -164,6 +164,42 @@ static void find_orphans(hcomp_file *f, int repair, const hcomp_tool_io *io,
     }
 }
 
+/* Temporary mapping files beside path that a compaction or a repair killed before its
+ * rename left (<name>.hcomp-compact-*, <name>.hcomp-fsck-*): never the file itself. */
+static void find_temporaries(const char *path, int repair, const hcomp_tool_io *io,
+                             hcomp_fsck_result *res)
+{
+    char dir[PATH_MAX];
+    const char *base;
+    hcomp_split_path(path, dir, sizeof(dir), &base);
+    DIR *d = opendir(dir[0] ? dir : "/");
+    if (d == NULL)
+        return;
+    static const char *const tags[] = {".hcomp-compact-", ".hcomp-fsck-"};
+    size_t bl = strlen(base);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int ours = 0;
+        for (size_t t = 0; t < 2 && !ours; t++)
+            ours = strncmp(e->d_name, base, bl) == 0 &&
+                   strncmp(e->d_name + bl, tags[t], strlen(tags[t])) == 0;
+        char p[PATH_MAX];
+        struct stat st;
+        if (!ours || snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int) sizeof(p) ||
+            lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        res->temporaries++;
+        if (repair && unlink(p) == 0) {
+            res->temporaries_removed++;
+            hcomp_fsck_say(io, "removed %s: the unfinished new mapping file of an interrupted "
+                           "compaction or repair (the file never used it)", p);
+        } else
+            hcomp_fsck_say(io, "note: %s is the unfinished new mapping file of an interrupted "
+                           "compaction or repair (--repair removes it)", p);
+    }
+    closedir(d);
+}
+
 /* Read every live piece back (header, checksum, decoding). */
 static int check_pieces(hcomp_file *f, const hcomp_tool_io *io, hcomp_fsck_result *res,
                         hcomp_error *err)
@@ -279,18 +315,15 @@ static int fsck_with_header(const char *path, const unsigned char *buf, size_t l
 static int check_file(const char *path, int repair, const hcomp_tool_io *io,
                       hcomp_fsck_result *res, hcomp_error *err)
 {
-    hcomp_options *opts = hcomp_options_new();
-    if (opts == NULL)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
-    hcomp_options_set(opts, "hcomp_config", "embedded", NULL);   /* reading needs no tiers */
     hcomp_file *f;
-    int rc = hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, opts, &f, err);
-    hcomp_options_free(opts);
+    int rc = hcomp_file_open_replay(path, &f, err);
     if (rc != HCOMP_OK)
         return rc;
     rc = check_pieces(f, io, res, err);
-    if (rc == HCOMP_OK)
+    if (rc == HCOMP_OK) {
         find_orphans(f, repair, io, res);
+        find_temporaries(path, repair, io, res);
+    }
     hcomp_file_close(f, NULL);
     return rc;
 }

@@ -31,6 +31,7 @@ typedef struct hcomp_fsck_result {
     uint64_t pieces, live_pieces, bad_pieces, remote_pieces;
     uint64_t unreadable_bytes;  /* logical bytes that cannot be read back */
     uint64_t orphan_files, orphan_bytes;    /* segment files no record names */
+    uint64_t temporaries;       /* unfinished new mapping files beside it (a killed compaction) */
     /* a rebuild from the pieces' headers (header damaged or mapping file lost) */
     uint64_t found_pieces;      /* pieces found and verified in segment files */
     uint64_t lost_segment_bytes;/* bytes of segment files that hold no valid piece */
@@ -38,7 +39,7 @@ typedef struct hcomp_fsck_result {
     /* what --repair did */
     int rewritten;              /* the log was written again without its damage */
     int rebuilt;                /* the mapping file was rebuilt */
-    uint64_t orphans_removed;
+    uint64_t orphans_removed, temporaries_removed;
     char backup[4096];          /* where the damaged mapping file was kept ("" if none) */
     /* anything still wrong after the run (exit status 1 of `hcomp fsck`) */
     int problems;

@@ -321,6 +321,7 @@ static void test_killed_compaction(void **state)
     memcpy(model, d1, len);
     memcpy(model, d2, len / 2);
     int interrupted = 0;
+    uint64_t temporaries = 0;
     for (int i = 0; i < 10; i++) {
         /* a new half overwritten: more dead pieces to reclaim */
         unsigned char *d = random_data(len / 2, 100 + (uint64_t) i);
@@ -350,9 +351,15 @@ static void test_killed_compaction(void **state)
         assert_int_equal(hcomp_fsck(path, fx->config, 1, NULL, &fr, &err), HCOMP_OK);
         if (fr.problems)
             fail_msg("kill %d: fsck --repair leaves problems", i);
+        if (fr.temporaries != fr.temporaries_removed)
+            fail_msg("kill %d: %llu unfinished mapping files, %llu removed", i,
+                     (unsigned long long) fr.temporaries, (unsigned long long) fr.temporaries_removed);
+        temporaries += fr.temporaries;
         expect_file(fx, path, model, len);
     }
-    print_message("compaction %.3f s; %d of 10 runs killed before they ended\n", took, interrupted);
+    print_message("compaction %.3f s; %d of 10 runs killed before they ended; %llu unfinished "
+                  "mapping files removed by fsck\n", took, interrupted,
+                  (unsigned long long) temporaries);
     assert_true(interrupted > 0);
     free(d1);
     free(d2);
