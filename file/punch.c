@@ -78,6 +78,17 @@ int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, u
 /* Punching needs no exclusive lock: the bytes punched belong to pieces the log already
  * says are overwritten, so no writer appends there, and a reader whose map is older
  * fails their checksum, replays the log and reads the new pieces instead. */
+/* The segment is on a tier of this configuration with a capacity: only there does the
+ * room serve the rest of the checkpoint (elsewhere the last close frees it, cheaper, by
+ * removing whole segments). */
+static int tier_limited(const hcomp_file *f, uint32_t seg)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (strcmp(f->cfg.tier[t].name, f->segs[seg].tier) == 0)
+            return f->cfg.tier[t].capacity != UINT64_MAX;
+    return 0;
+}
+
 void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n)
 {
     if (n == 0)
@@ -90,7 +101,8 @@ void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n)
     if (hcomp_log_refresh(f, &e) == HCOMP_OK && !f->skipped && !f->lost_records) {
         for (size_t i = 0; i < n; i++) {
             const hcomp_piece *p = &f->pieces[cand[i]];
-            if (!hcomp_segment_reachable(&f->segs[p->seg]) || hcomp_piece_live(f, cand[i]))
+            if (!hcomp_segment_reachable(&f->segs[p->seg]) || !tier_limited(f, p->seg) ||
+                hcomp_piece_live(f, cand[i]))
                 continue;
             if (hcomp_grow_array(&r, &cap, nr + 1, sizeof(*r)) != 0 ||
                 hcomp_grow_array(&seg, &cap2, nr + 1, sizeof(*seg)) != 0)

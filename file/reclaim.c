@@ -28,9 +28,10 @@
 
 /* auto: reclaim when dead pieces hold a fifth of the recorded bytes... */
 #define RECLAIM_DEAD_PARTS 5
-/* ...or the log is more than 3/2 of what a snapshot of the live state needs (so that it
- * stays within twice a checkpoint's records when a file is rewritten whole) */
-#define RECLAIM_LOG_NUM 3
+/* ...or the log is more than 5/2 of what a snapshot of the live state needs: a file
+ * rewritten whole adds about one snapshot's records per rewrite, so the log is rewritten
+ * every other close and is never more than twice a checkpoint's records after one */
+#define RECLAIM_LOG_NUM 5
 #define RECLAIM_LOG_DEN 2
 uint64_t hcomp_piece_bytes_on_disk(const hcomp_piece *p)
 {
@@ -310,8 +311,8 @@ int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclai
         else if (use[s].live < use[s].recorded)
             punch_dead(f, s, live, res);
     }
-    /* 4. the log, once every piece it drops is gone (auto: only when it has grown by half,
-     * for a rewrite costs two syncs) */
+    /* 4. the log, once every piece it drops is gone (auto: only when it has grown, for a
+     * rewrite costs two syncs) */
     struct stat cur;
     if (rc == HCOMP_OK && (full || log_big) && hcomp_log_replaceable(f, &cur))
         rc = hcomp_log_rewrite(f, use, live, &cur, res, err);
