@@ -137,7 +137,8 @@ int cmd_compact(int argc, char **argv)
                (unsigned long long) r.segments_removed, (unsigned long long) r.pieces_moved,
                cli_bytes(r.bytes_moved, d), cli_bytes(r.log_before, m),
                cli_bytes(r.log_rewritten ? r.log_after : r.log_before, a),
-               r.log_kept ? " (kept: it has another owner or name)" : "");
+               r.log_kept ? " (kept: it has another owner or name, or a piece too scattered to "
+               "list in one record)" : "");
     else
         printf("%s: nothing to reclaim\n", path);
     if (crc != HCOMP_OK) {

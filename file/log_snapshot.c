@@ -94,6 +94,13 @@ static int snapshot_records(hcomp_file *f, const hcomp_seg_use *use, const unsig
         if (!live[i])
             continue;
         const hcomp_piece *p = &f->pieces[i];
+        /* a piece's live bytes so scattered that one record cannot list them: the log
+         * stays (one piece must not become two records: a move would find only one) */
+        if ((uint64_t) count[i] * HCOMP_MAP_EXTENT_SIZE + HCOMP_MAP_PIECE_FIXED >
+            HCOMP_MAP_MAX_PAYLOAD) {
+            rc = HCOMP_E_UNSUPPORTED;
+            break;
+        }
         if (hcomp_map_encode_piece(out, f->segs[p->seg].id, p->seg_off, p->stored_len,
                                    p->raw_len, p->crc, p->codec, p->filter, p->level,
                                    ext + first[i], (uint32_t) count[i]) != 0)
@@ -170,6 +177,10 @@ int hcomp_log_rewrite(hcomp_file *f, const hcomp_seg_use *use, const unsigned ch
         res->log_after = HCOMP_MAP_HEADER_SIZE + recs.len;
     }
     hcomp_bytes_free(&recs);
+    if (rc == HCOMP_E_UNSUPPORTED) {
+        res->log_kept = 1;
+        return HCOMP_OK;
+    }
     return rc == HCOMP_OK ? reopen_log(f, err) : rc;
 }
 

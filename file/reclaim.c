@@ -182,21 +182,21 @@ static int compact_segments(hcomp_file *f, const hcomp_seg_use *use, const unsig
     free(tier_of);
     if (f->batch.len == 0)
         return rc;
-    /* what was copied is kept even if a later piece failed: the moves are valid */
-    int src = rc;
-    for (int t = 0; t < f->cfg.ntiers && rc == HCOMP_OK; t++)
+    /* what was copied is recorded even if a later piece failed (those moves are valid),
+     * but only once the copies are durable: else the old places stay the only ones */
+    hcomp_error e2;
+    hcomp_error *why = rc == HCOMP_OK ? err : &e2;
+    int arc = HCOMP_OK;
+    for (int t = 0; t < f->cfg.ntiers && arc == HCOMP_OK; t++)
         if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && fsync(f->tw[t].seg_fd) != 0)
-            rc = hcomp_fail_errno(err, errno, "%s: sync of segment %s/%s", f->path, f->tw[t].dir,
-                                  f->tw[t].seg_name);
-    if (rc == HCOMP_OK || src != HCOMP_OK) {
-        hcomp_error e2;
-        int arc = hcomp_log_append(f, &f->batch, rc == HCOMP_OK ? err : &e2);
-        if (arc == HCOMP_OK && fsync(f->map_fd) != 0)
-            arc = hcomp_fail_errno(rc == HCOMP_OK ? err : &e2, errno,
-                                   "%s: sync of the mapping file", f->path);
-        if (rc == HCOMP_OK)
-            rc = arc;
-    }
+            arc = hcomp_fail_errno(why, errno, "%s: sync of segment %s/%s", f->path,
+                                   f->tw[t].dir, f->tw[t].seg_name);
+    if (arc == HCOMP_OK)
+        arc = hcomp_log_append(f, &f->batch, why);
+    if (arc == HCOMP_OK && fsync(f->map_fd) != 0)
+        arc = hcomp_fail_errno(why, errno, "%s: sync of the mapping file", f->path);
+    if (rc == HCOMP_OK)
+        rc = arc;
     f->batch.len = 0;
     int rrc = hcomp_log_refresh(f, rc == HCOMP_OK ? err : NULL);
     return rc != HCOMP_OK ? rc : rrc;

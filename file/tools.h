@@ -74,7 +74,8 @@ int hcomp_drain_all(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *
 typedef struct hcomp_reclaim_result {
     int ran;                    /* there was enough to reclaim, and no other opener */
     int damaged;                /* the log is damaged: nothing was done (run hcomp fsck) */
-    int log_kept;               /* the log could not be replaced (another owner, a link) */
+    int log_kept;               /* the log could not be replaced (another owner, a link, a
+                                   piece whose live bytes one record cannot list) */
     int log_rewritten;
     uint64_t dead_found;        /* bytes of dead pieces found (headers included) */
     uint64_t pieces_moved, bytes_moved;     /* copied out of mostly dead segments */
