@@ -55,29 +55,6 @@ int hcomp_piece_live(const hcomp_file *f, uint32_t idx)
     return 0;
 }
 
-int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, uint32_t **out,
-                              size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    if (f->opts.reclaim == HCOMP_RECLAIM_NEVER)
-        return 0;
-    size_t cap = 0;
-    for (size_t i = hcomp_extent_map_find(&f->map, off);
-         i < f->map.n && f->map.v[i].off < off + len; i++) {
-        uint32_t p = f->map.v[i].piece;
-        if (*n > 0 && (*out)[*n - 1] == p)
-            continue;
-        if (hcomp_grow_array(out, &cap, *n + 1, sizeof(**out)) != 0)
-            return -1;
-        (*out)[(*n)++] = p;
-    }
-    return 0;
-}
-
-/* Punching needs no exclusive lock: the bytes punched belong to pieces the log already
- * says are overwritten, so no writer appends there, and a reader whose map is older
- * fails their checksum, replays the log and reads the new pieces instead. */
 /* The segment is on a tier of this configuration with a capacity: only there does the
  * room serve the rest of the checkpoint (elsewhere the last close frees it, cheaper, by
  * removing whole segments). */
@@ -89,54 +66,82 @@ static int tier_limited(const hcomp_file *f, uint32_t seg)
     return 0;
 }
 
+/* A piece worth punching out once dead: its room serves this process's later writes. */
+static int punchable(const hcomp_file *f, uint32_t idx)
+{
+    uint32_t seg = f->pieces[idx].seg;
+    return hcomp_segment_reachable(&f->segs[seg]) && tier_limited(f, seg);
+}
+
+int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, uint32_t **out,
+                              size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (f->opts.reclaim == HCOMP_RECLAIM_NEVER)
+        return 0;
+    size_t cap = 0;
+    for (size_t i = hcomp_extent_map_find(&f->map, off);
+         i < f->map.n && f->map.v[i].off < off + len; i++) {
+        uint32_t p = f->map.v[i].piece;
+        if ((*n > 0 && (*out)[*n - 1] == p) || !punchable(f, p))
+            continue;
+        if (hcomp_grow_array(out, &cap, *n + 1, sizeof(**out)) != 0)
+            return -1;
+        (*out)[(*n)++] = p;
+    }
+    return 0;
+}
+
+typedef struct seg_range {
+    uint32_t seg;
+    hcomp_byte_range r;
+} seg_range;
+
+static int by_segment(const void *a, const void *b)
+{
+    const seg_range *x = a, *y = b;
+    return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+/* Punching needs no exclusive lock: the bytes punched belong to pieces the log already
+ * says are overwritten, so no writer appends there, and a reader whose map is older
+ * fails their checksum, replays the log and reads the new pieces instead. */
 void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n)
 {
     if (n == 0)
         return;
     double t0 = hcomp_now();
     hcomp_error e;
+    seg_range *d = NULL;
     hcomp_byte_range *r = NULL;
-    uint32_t *seg = NULL;
-    size_t nr = 0, cap = 0, cap2 = 0;
-    if (hcomp_log_refresh(f, &e) == HCOMP_OK && !f->skipped && !f->lost_records) {
-        for (size_t i = 0; i < n; i++) {
-            const hcomp_piece *p = &f->pieces[cand[i]];
-            if (!hcomp_segment_reachable(&f->segs[p->seg]) || !tier_limited(f, p->seg) ||
-                hcomp_piece_live(f, cand[i]))
-                continue;
-            if (hcomp_grow_array(&r, &cap, nr + 1, sizeof(*r)) != 0 ||
-                hcomp_grow_array(&seg, &cap2, nr + 1, sizeof(*seg)) != 0)
-                break;      /* out of memory: the rest waits for the close */
-            seg[nr] = p->seg;
-            r[nr++] = (hcomp_byte_range) {p->seg_off, hcomp_piece_bytes_on_disk(p)};
-        }
+    size_t nd = 0;
+    if (hcomp_log_refresh(f, &e) == HCOMP_OK && !f->skipped && !f->lost_records &&
+        (d = malloc(n * sizeof(*d))) != NULL && (r = malloc(n * sizeof(*r))) != NULL) {
+        for (size_t i = 0; i < n; i++)      /* the replay may have moved it, or kept it */
+            if (punchable(f, cand[i]) && !hcomp_piece_live(f, cand[i])) {
+                const hcomp_piece *p = &f->pieces[cand[i]];
+                d[nd++] = (seg_range) {p->seg, {p->seg_off, hcomp_piece_bytes_on_disk(p)}};
+            }
     }
+    if (nd > 1)
+        qsort(d, nd, sizeof(*d), by_segment);
     /* one open and as few punches as the runs of dead pieces per segment */
     uint64_t freed = 0;
-    for (size_t i = 0; i < nr;) {
-        size_t k = i;
-        for (size_t j = i; j < nr; j++)     /* gather segment seg[i]'s ranges at i.. */
-            if (seg[j] == seg[i]) {
-                hcomp_byte_range tr = r[k];
-                uint32_t ts = seg[k];
-                r[k] = r[j];
-                seg[k] = seg[j];
-                r[j] = tr;
-                seg[j] = ts;
-                k++;
-            }
+    for (size_t i = 0, k; i < nd; i = k) {
+        for (k = i; k < nd && d[k].seg == d[i].seg; k++)
+            r[k - i] = d[k].r;
         uint64_t before = freed;
-        hcomp_punch_ranges(f, seg[i], r + i, k - i, &freed);
+        hcomp_punch_ranges(f, d[i].seg, r, k - i, &freed);
         if (freed > before)     /* the room shows in the tier's usage: look again at once */
             for (int t = 0; t < f->cfg.ntiers; t++)
-                if (strcmp(f->cfg.tier[t].name, f->segs[seg[i]].tier) == 0) {
+                if (strcmp(f->cfg.tier[t].name, f->segs[d[i].seg].tier) == 0) {
                     f->tw[t].exhausted_at = 0;
                     f->tw[t].avail_time = 0;
                 }
-        i = k;
     }
+    free(d);
     free(r);
-    free(seg);
     f->stats.overwritten_freed += freed;
     f->stats.t_punch += hcomp_now() - t0;
 }
