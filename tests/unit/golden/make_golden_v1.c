@@ -1,0 +1,69 @@
+/* Made the version-1 golden files in tests/unit/data/golden-v1/ once, with main at
+ * 1619a72 (format version 1); they are kept as they are, never made again: they stand for
+ * files users already have. Kept to say how they were made:
+ *   (linked with the library's internal objects, as the unit tests are: hcomp_compact)
+ *   cc -I. -I../../.. -I../../../include make_golden_v1.c <build>/.libs/libhcomp_core.a \
+ *      $(the codec, jansson and libdeflate libraries) -o make_golden_v1
+ *   ./make_golden_v1 && cp -a /tmp/hcomp-golden-v1/. ../data/golden-v1/
+ * log.hc: the writes of golden_v1.h, each in an open of its own with its codec, the size
+ * grown to 300000, nothing reclaimed (the overwritten bytes stay recorded and stored).
+ * snapshot.hc: the same, then hcomp_compact (the log rewritten to its live state, the
+ * partly overwritten piece's live bytes as two extents). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "hcomp.h"
+#include "file/tools.h"
+#include "golden_v1.h"
+
+static void die(const char *what, const hcomp_error *e)
+{
+    fprintf(stderr, "%s: %s\n", what, e->msg);
+    exit(1);
+}
+
+static void make(const char *name, const char *config, int compact)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", GOLDEN_V1_DIR, name);
+    hcomp_error e;
+    for (size_t w = 0; w < GOLDEN_V1_NWRITES; w++) {
+        hcomp_options *o = hcomp_options_new();
+        if (hcomp_options_set(o, "hcomp_config", config, &e) || hcomp_options_set(o, "hcomp_codec",
+            golden_v1_writes[w].codec, &e) || hcomp_options_set(o, "hcomp_reclaim", "never", &e) ||
+            hcomp_options_set(o, "hcomp_piece_size", "65536", &e))
+            die("options", &e);
+        hcomp_file *f;
+        if (hcomp_file_open(path, HCOMP_O_RDWR | HCOMP_O_CREAT, 0644, 1, o, &f, &e))
+            die(path, &e);
+        unsigned char *b = malloc(golden_v1_writes[w].len);
+        for (uint32_t i = 0; i < golden_v1_writes[w].len; i++)
+            b[i] = golden_v1_byte(golden_v1_writes[w].kind, golden_v1_writes[w].off + i);
+        if (hcomp_file_pwrite(f, b, golden_v1_writes[w].len, golden_v1_writes[w].off, &e))
+            die("write", &e);
+        if (w + 1 == GOLDEN_V1_NWRITES && hcomp_file_extend(f, GOLDEN_V1_SIZE, &e))
+            die("extend", &e);
+        if (hcomp_file_close(f, &e))
+            die("close", &e);
+        free(b);
+        hcomp_options_free(o);
+    }
+    hcomp_reclaim_result res;
+    if (compact && hcomp_compact(path, config, NULL, &res, &e))
+        die("compact", &e);
+}
+
+int main(void)
+{
+    mkdir(GOLDEN_V1_DIR, 0755);
+    char config[512];
+    snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
+    FILE *c = fopen(config, "w");
+    fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"filedir\", \"path\": \"@filedir\", "
+               "\"capacity\": \"unlimited\", \"scope\": \"shared\"}]}\n");
+    fclose(c);
+    make("log.hc", config, 0);
+    make("snapshot.hc", config, 1);
+    remove(config);
+    return 0;
+}

@@ -1,0 +1,182 @@
+/* Files users already have keep reading: the version-1 golden files of
+ * tests/unit/data/golden-v1 (made once, tests/unit/golden/make_golden_v1.c) read back byte
+ * for byte, check clean with fsck, and take new writes, a reclaim and a compaction. Their
+ * segment paths are recorded absolute, so they are copied to GOLDEN_V1_DIR first.
+ *   log.hc       a log of plain writes with an overwritten piece still recorded
+ *   snapshot.hc  the same after hcomp compact: a log rewritten to its live state */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "tutil.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hcomp.h"
+#include "file/tools.h"
+#include "golden/golden_v1.h"
+
+/* Copy the regular files of src (and of its subdirectories, one level) to dst. */
+static void copy_tree(const char *src, const char *dst, int depth)
+{
+    assert_true(mkdir(dst, 0755) == 0);
+    DIR *d = opendir(src);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char s[PATH_MAX], t[PATH_MAX];
+        snprintf(s, sizeof(s), "%s/%s", src, e->d_name);
+        snprintf(t, sizeof(t), "%s/%s", dst, e->d_name);
+        struct stat st;
+        assert_int_equal(lstat(s, &st), 0);
+        if (S_ISDIR(st.st_mode)) {
+            assert_true(depth < 2);
+            copy_tree(s, t, depth + 1);
+            continue;
+        }
+        int in = open(s, O_RDONLY), out = open(t, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(in >= 0 && out >= 0);
+        char buf[65536];
+        ssize_t n;
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+            assert_int_equal(write(out, buf, (size_t) n), n);
+        assert_int_equal(n, 0);
+        close(in);
+        close(out);
+    }
+    closedir(d);
+}
+
+static int setup(void **state)
+{
+    (void) state;
+    struct stat st;
+    if (lstat(GOLDEN_V1_DIR, &st) == 0)
+        assert_int_equal(t_rm_tree(GOLDEN_V1_DIR), 0);
+    copy_tree(HCOMP_TEST_DATA "/golden-v1", GOLDEN_V1_DIR, 0);
+    char config[PATH_MAX];
+    snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
+    FILE *c = fopen(config, "w");
+    assert_non_null(c);
+    fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"filedir\", \"path\": \"@filedir\", "
+               "\"capacity\": \"unlimited\", \"scope\": \"shared\"}]}\n");
+    assert_int_equal(fclose(c), 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void) state;
+    assert_int_equal(t_rm_tree(GOLDEN_V1_DIR), 0);
+    return 0;
+}
+
+static void path_of(const char *name, char *out)
+{
+    snprintf(out, PATH_MAX, "%s/%s", GOLDEN_V1_DIR, name);
+}
+
+/* Every byte, then a few ranges across pieces and holes, against the expected content. */
+static void expect_golden(const char *path, const unsigned char *want)
+{
+    hcomp_options *o = hcomp_options_new();
+    hcomp_error e;
+    assert_int_equal(hcomp_options_set(o, "hcomp_config", "embedded", &e), HCOMP_OK);
+    hcomp_file *f;
+    if (hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, o, &f, &e) != HCOMP_OK)
+        fail_msg("%s: %s", path, e.msg);
+    hcomp_options_free(o);
+    uint64_t size = 0;
+    assert_int_equal(hcomp_file_size(f, &size, &e), HCOMP_OK);
+    assert_int_equal(size, GOLDEN_V1_SIZE);
+    unsigned char *got = malloc(GOLDEN_V1_SIZE);
+    assert_non_null(got);
+    static const uint32_t ranges[][2] = {
+        {0, GOLDEN_V1_SIZE}, {9990, 30}, {29990, 40000}, {65530, 40000}, {245000, 20000},
+        {259999, 7}, {299990, 10}};
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+        uint64_t n = 0;
+        memset(got, 0xEE, GOLDEN_V1_SIZE);
+        if (hcomp_file_pread(f, got, ranges[r][1], ranges[r][0], &n, &e) != HCOMP_OK)
+            fail_msg("%s: read %u at %u: %s", path, ranges[r][1], ranges[r][0], e.msg);
+        assert_int_equal(n, ranges[r][1]);
+        if (memcmp(got, want + ranges[r][0], ranges[r][1]) != 0)
+            fail_msg("%s: the %u bytes at %u differ", path, ranges[r][1], ranges[r][0]);
+    }
+    free(got);
+    assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+    hcomp_fsck_result res;
+    assert_int_equal(hcomp_fsck(path, NULL, 0, NULL, &res, &e), HCOMP_OK);
+    if (res.problems || res.bad_pieces || res.damaged_bytes || res.orphan_files)
+        fail_msg("%s: fsck finds problems", path);
+}
+
+static void test_golden_read(void **state)
+{
+    (void) state;
+    unsigned char *want = malloc(GOLDEN_V1_SIZE);
+    assert_non_null(want);
+    golden_v1_expected(want);
+    char path[PATH_MAX];
+    path_of("log.hc", path);
+    expect_golden(path, want);
+    path_of("snapshot.hc", path);
+    expect_golden(path, want);
+    free(want);
+}
+
+/* The old files go on living: a write, the reclaim of the last close, a compaction. */
+static void test_golden_lives_on(void **state)
+{
+    (void) state;
+    unsigned char *want = malloc(GOLDEN_V1_SIZE);
+    assert_non_null(want);
+    golden_v1_expected(want);
+    char config[PATH_MAX];
+    snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
+    const char *names[] = {"log.hc", "snapshot.hc"};
+    for (int k = 0; k < 2; k++) {
+        char path[PATH_MAX];
+        path_of(names[k], path);
+        hcomp_options *o = hcomp_options_new();
+        hcomp_error e;
+        assert_int_equal(hcomp_options_set(o, "hcomp_config", config, &e), HCOMP_OK);
+        assert_int_equal(hcomp_options_set(o, "hcomp_reclaim", "close", &e), HCOMP_OK);
+        hcomp_file *f;
+        if (hcomp_file_open(path, HCOMP_O_RDWR, 0, 1, o, &f, &e) != HCOMP_OK)
+            fail_msg("%s: %s", path, e.msg);
+        hcomp_options_free(o);
+        unsigned char patch[70000];
+        for (size_t i = 0; i < sizeof(patch); i++)
+            patch[i] = (unsigned char) (i * 7 + (size_t) k);
+        assert_int_equal(hcomp_file_pwrite(f, patch, sizeof(patch), 90000, &e), HCOMP_OK);
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        memcpy(want + 90000, patch, sizeof(patch));
+        hcomp_reclaim_result r;
+        assert_int_equal(hcomp_compact(path, config, NULL, &r, &e), HCOMP_OK);
+        hcomp_footprint fp;
+        assert_int_equal(hcomp_footprint_path(path, &fp, &e), HCOMP_OK);
+        assert_int_equal(fp.dead, 0);
+        expect_golden(path, want);
+        golden_v1_expected(want);
+    }
+    free(want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_golden_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_golden_lives_on, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
