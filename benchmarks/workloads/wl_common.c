@@ -6,11 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 int wl_rank, wl_size;
 static const char *prog = "workload";
 static char line[4096];
 static size_t line_len;
+
+/* Abort the job, after giving the message on stderr time to get through mpiexec's output
+ * forwarding (an abort at once can lose it: tests/bench-smoke looks for it). */
+static __attribute__((noreturn)) void abort_job(int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    usleep(300000);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
 
 void wl_die(const char *fmt, ...)
 {
@@ -20,8 +32,7 @@ void wl_die(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    exit(2);
+    abort_job(2);
 }
 
 void wl_verify_failed(const char *fmt, ...)
@@ -32,8 +43,7 @@ void wl_verify_failed(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
+    abort_job(1);
 }
 
 void wl_mpi(int rc, const char *what)
