@@ -23,25 +23,10 @@
 #define NVARS 6
 #define WORD_OFF_BITS 40
 
-static uint64_t blocks_total, blocks_files;
-static int blocks_cb(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-    (void)p;
-    (void)ftw;
-    if (type == FTW_F) {
-        blocks_total += (uint64_t)sb->st_blocks * 512u;
-        blocks_files++;
-    }
-    return 0;
-}
-
 /* Bytes allocated (as the file system counts them) to the files under dir. */
 static uint64_t allocated(const char *dir)
 {
-    blocks_total = blocks_files = 0;
-    if (nftw(dir, blocks_cb, 16, FTW_PHYS) != 0)
-        TFAIL("cannot walk %s: %s", dir, strerror(errno));
-    return blocks_total;
+    return t_du_blocks(dir, NULL);
 }
 
 /* Checkpoint gen's bytes [off, off+len): words that name their offset and gen. */

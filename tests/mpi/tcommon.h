@@ -481,6 +481,31 @@ TC_UNUSED static uint64_t t_du(const char *dir, uint64_t *nfiles)
     return t_du_total;
 }
 
+TC_UNUSED static int t_du_blocks_cb(const char *p, const struct stat *sb, int type,
+                                    struct FTW *ftw)
+{
+    (void)p;
+    (void)ftw;
+    if (type == FTW_F) {
+        t_du_total += (uint64_t)sb->st_blocks * 512u;
+        t_du_files++;
+    }
+    return 0;
+}
+
+/* Bytes allocated (as the file system counts them: st_blocks) to the regular files under
+ * dir: what they hold of its space, holes punched out of them not counted. */
+TC_UNUSED static uint64_t t_du_blocks(const char *dir, uint64_t *nfiles)
+{
+    t_du_total = 0;
+    t_du_files = 0;
+    if (nftw(dir, t_du_blocks_cb, 16, FTW_PHYS) != 0)
+        TFAIL("cannot walk %s: %s", dir, strerror(errno));
+    if (nfiles)
+        *nfiles = t_du_files;
+    return t_du_total;
+}
+
 /* Number of entries directly inside dir (-1 if dir is missing). The first entry's
  * name is copied to first (when given), for messages. */
 TC_UNUSED static long t_dir_entries(const char *dir, char *first, size_t firstlen)
