@@ -11,6 +11,7 @@
 static const hcomp_codec *const codecs[] = {
     &hcomp_codec_none,  &hcomp_codec_lz4,   &hcomp_codec_zstd,   &hcomp_codec_zlib,
     &hcomp_codec_bzip2, &hcomp_codec_brotli, &hcomp_codec_snappy, &hcomp_codec_lzma,
+    &hcomp_codec_blosc_lz4, &hcomp_codec_blosc_zstd,
 };
 _Static_assert(sizeof codecs / sizeof codecs[0] == HCOMP_CODEC_COUNT,
                "one registry entry per enum hcomp_codec_id");
@@ -66,7 +67,7 @@ int hcomp_codec_parse(const char *spec, const hcomp_codec **codec, int *level,
             codecs[i]->name[name_len] == '\0')
             c = codecs[i];
     if (c == NULL) {
-        char names[128] = "";
+        char names[160] = "";
         for (size_t i = 0; i < HCOMP_CODEC_COUNT; i++) {
             size_t used = strlen(names);
             snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",

@@ -32,6 +32,13 @@ int hcomp_infer_dtype(const unsigned char *s, size_t n);
 int hcomp_analyze_shuffled(const void *buf, size_t len, unsigned k, const hcomp_features *plain,
                            hcomp_features *out);
 
+/* The features of buf as codecs that bit-shuffle elements of k bytes (4 or 8) inside see
+ * it: shuffled's (the byte-shuffled form's), the probe ratio replaced by blosc-lz4's at
+ * level HCOMP_BITSHUFFLE_PROBE_LEVEL with bitshuffle on the same sampled slices. */
+#define HCOMP_BITSHUFFLE_PROBE_LEVEL 1
+int hcomp_analyze_bitshuffled(const void *buf, size_t len, unsigned k,
+                              const hcomp_features *shuffled, hcomp_features *out);
+
 /* Order-0 entropy of n bytes, bits per byte. */
 double hcomp_byte_entropy(const unsigned char *s, size_t n);
 /* The same from the bytes' counts (count[256], summing to n). */

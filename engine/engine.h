@@ -38,12 +38,24 @@ typedef struct hcomp_engine_settings {
  * alike, and the plan made last with it, reused for like tasks: a file whose writes
  * cycle through a few kinds of data (the fields of a checkpoint) keeps one per kind. */
 #define HCOMP_ANALYSIS_SLOTS 4
+/* The forms in which codecs see a task's data: as it is, byte-shuffled, bit-shuffled. */
+enum { HCOMP_FORM_PLAIN = 0, HCOMP_FORM_SHUFFLED, HCOMP_FORM_BITSHUFFLED, HCOMP_FORMS };
+#define HCOMP_SLOT_OBSERVED 8
 typedef struct hcomp_analysis_slot {
     int valid, has_sh, dtype_hint, want_sh;
     unsigned age;              /* tasks that reused it since it was made */
     double fp;                 /* the fingerprint it was made for */
     uint64_t used;             /* when last used (least recently used is replaced) */
-    hcomp_features feat, feat_sh;
+    hcomp_features feat, feat_sh, feat_bs;
+    /* what the pieces written with it did against their predictions: the mean log
+     * residual of the ratio per form of the data (HCOMP_FORM_*), so that the models not
+     * yet observed on it are moved like the observed ones of the same form */
+    double form_resid[HCOMP_FORMS];
+    unsigned form_n[HCOMP_FORMS];
+    unsigned form_tried;       /* bit f: a plan has tried form f (explore_form) */
+    int nobs;                  /* the codec:levels observed on this data (their own */
+    unsigned obs_codec[HCOMP_SLOT_OBSERVED];   /* predictions hold for it) */
+    int obs_level[HCOMP_SLOT_OBSERVED];
     int plan_valid, plan_ntiers, plan_cand_n;
     uint64_t plan_size;
     uint32_t plan_sig;
@@ -82,8 +94,8 @@ typedef struct hcomp_engine {
     uint64_t aslot_tick;
     int aslot_last;                 /* the slot of the last task, -1 */
     /* the same for pieces decoded by reads (decompression feedback) */
-    hcomp_features rfeat, rfeat_sh;
-    int rfeat_valid, rfeat_sh_filter, rfeat_dtype_hint; /* rfeat_sh: of this filter */
+    hcomp_features rfeat, rfeat_sh, rfeat_bs;
+    int rfeat_valid, rfeat_sh_filter, rfeat_bs_filter, rfeat_dtype_hint; /* of these filters */
     unsigned rfeat_age;
     double rfeat_fp;
 } hcomp_engine;
@@ -97,7 +109,14 @@ void hcomp_engine_set(hcomp_engine *e, const hcomp_engine_settings *set);
 typedef struct hcomp_task_plan {
     hcomp_features feat;      /* the task's data */
     hcomp_features feat_sh;   /* the same after byte shuffle (when has_sh) */
+    hcomp_features feat_bs;   /* as codecs that bit-shuffle see it (when has_sh) */
     int has_sh;
+    int slot;                 /* the engine's analysis slot it was planned from */
+    double form_resid[HCOMP_FORMS];   /* the slot's, when its candidates were made */
+    unsigned form_n[HCOMP_FORMS];
+    int nobs;                         /* likewise */
+    unsigned obs_codec[HCOMP_SLOT_OBSERVED];
+    int obs_level[HCOMP_SLOT_OBSERVED];
     hcdp_input input;         /* candidates, tiers, weights */
     hcdp_plan hcdp;           /* the parts */
 } hcomp_task_plan;

@@ -21,10 +21,11 @@
 typedef struct hcdp_candidate {
     unsigned codec;
     int level;
-    int filter;          /* 0 none, 1 byte shuffle */
+    int filter;          /* enum hcomp_filter (engine/filter.h) */
     double ratio;        /* predicted original / stored */
     double comp_Bps;     /* predicted compression speed, logical bytes/s (0: free) */
     double decomp_Bps;   /* predicted decompression speed (0: free) */
+    double line_ratio;   /* the model's regression line alone (the engine's feedback) */
 } hcdp_candidate;
 
 typedef struct hcdp_tier {

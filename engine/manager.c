@@ -22,22 +22,15 @@ void hcomp_job_encode(hcomp_job *j)
     j->rc = HCOMP_OK;
     if (c == NULL || c->id == HCOMP_CODEC_NONE || j->len == 0)
         goto done;
-    const unsigned char *in = j->src;
-    if (j->filter != HCOMP_FILTER_NONE) {
-        if (hcomp_grow(&j->tmp, &j->tmp_cap, j->len) != 0) {
-            j->rc = HCOMP_E_NOMEM;
-            goto done;
-        }
-        hcomp_filter_apply(j->filter, j->src, j->tmp, j->len);
-        in = j->tmp;
-    }
     size_t bound = c->bound(j->len), clen = 0;
     if (hcomp_grow(&j->out, &j->out_cap, bound) != 0) {
         j->rc = HCOMP_E_NOMEM;
         goto done;
     }
-    if (c->compress(in, j->len, j->out, bound, &clen, j->level) != HCOMP_OK) {
-        j->rc = HCOMP_E_IO;
+    int rc = hcomp_filter_encode(c, j->level, j->filter, j->src, j->len, &j->tmp, &j->tmp_cap,
+                                 j->out, bound, &clen);
+    if (rc != HCOMP_OK) {
+        j->rc = rc == HCOMP_E_NOMEM ? rc : HCOMP_E_IO;
         goto done;
     }
     j->coded = (uint32_t) clen;

@@ -114,9 +114,10 @@ int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned 
     if (hcomp_codec_by_id(p->codec) == NULL)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown codec id %u in %s", f->path,
                           (unsigned) p->codec, s->path);
-    if (p->filter >= HCOMP_FILTER_COUNT)
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown filter %u in %s", f->path,
-                          (unsigned) p->filter, s->path);
+    if (!hcomp_filter_fits(p->filter, hcomp_codec_by_id(p->codec)))
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: filter %u (unknown, or not one codec %s "
+                          "carries) in %s", f->path, (unsigned) p->filter,
+                          hcomp_codec_by_id(p->codec)->name, s->path);
     return HCOMP_OK;
 }
 
@@ -141,19 +142,14 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
     const hcomp_codec *c = hcomp_codec_by_id(p->codec);
     if (direct)
         return HCOMP_OK;
-    unsigned char *out = dst;
-    if (p->filter != HCOMP_FILTER_NONE) {   /* decode, then undo the filter into dst */
-        if (hcomp_grow(&f->unfilter, &f->unfilter_cap, p->raw_len ? p->raw_len : 1) != 0)
-            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-        out = f->unfilter;
-    }
     double t1 = hcomp_now();
-    if (c->decompress(payload, p->stored_len, out, p->raw_len) != HCOMP_OK)
+    if (hcomp_filter_decode(c, p->filter, payload, p->stored_len, dst, p->raw_len, &f->unfilter,
+                            &f->unfilter_cap) != HCOMP_OK)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
-                          "(tier \"%s\")", f->path, c->name, (unsigned long long) p->seg_off,
-                          s->path, s->tier);
-    if (p->filter != HCOMP_FILTER_NONE)
-        hcomp_filter_undo(p->filter, out, dst, p->raw_len);
+                          "(tier \"%s\", logical bytes [%llu, %llu))", f->path, c->name,
+                          (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) p->start,
+                          (unsigned long long) (p->start + p->raw_len));
     if (p->level != HCOMP_MAP_LEVEL_UNKNOWN)    /* a model is per codec and level */
         hcomp_engine_read_feedback(&f->eng, p->codec, p->level, p->filter, p->raw_len,
                                    p->stored_len, dst, hcomp_now() - t1);

@@ -180,7 +180,7 @@ static int piece_at(int fd, uint64_t off, uint64_t size, hcomp_piece_header *h, 
         || hcomp_piece_header_decode(hb, h) != 0)
         return 0;
     const hcomp_codec *c = hcomp_codec_by_id(h->codec);
-    if (c == NULL || h->filter >= HCOMP_FILTER_COUNT || h->raw_len == 0 ||
+    if (c == NULL || !hcomp_filter_fits(h->filter, c) || h->raw_len == 0 ||
         h->stored_len > size - off - sizeof(hb) || h->raw_len > HCOMP_PIECE_SIZE_MAX ||
         h->stored_len > c->bound(h->raw_len) ||
         h->start + h->raw_len > HCOMP_PIECE_MAX_OFFSET + 1)
@@ -189,7 +189,12 @@ static int piece_at(int fd, uint64_t off, uint64_t size, hcomp_piece_header *h, 
         hcomp_grow(raw, rcap, h->raw_len) != 0 ||
         hcomp_pread_full(fd, *buf, h->stored_len, off + sizeof(hb)) != (long long) h->stored_len)
         return 0;
-    if (c->decompress(*buf, h->stored_len, *raw, h->raw_len) != HCOMP_OK)
+    unsigned char *tmp = NULL;
+    size_t tmp_cap = 0;
+    int rc = hcomp_filter_decode(c, h->filter, *buf, h->stored_len, *raw, h->raw_len, &tmp,
+                                 &tmp_cap);
+    free(tmp);
+    if (rc != HCOMP_OK)
         return 0;
     *crc = hcomp_crc32(*buf, h->stored_len);
     return 1;

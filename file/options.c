@@ -16,7 +16,7 @@ static const struct {
     double wc, wd, wr;
 } presets[HCOMP_PRIO_COUNT] = {
     {"async", 1, 0, 0},
-    {"archival", 0, 0, 1},
+    {"archival", 0.001, 0, 0.999},
     {"read_after_write", 0.3, 0.3, 0.4},
     {"read_bandwidth", 0, 0.5, 0.5},
     {"write_bandwidth", 0.5, 0, 0.5},

@@ -21,7 +21,16 @@ enum hcomp_codec_id {
     HCOMP_CODEC_BROTLI = 5,
     HCOMP_CODEC_SNAPPY = 6,
     HCOMP_CODEC_LZMA = 7,
+    HCOMP_CODEC_BLOSC_LZ4 = 8,   /* c-blosc 1 chunks: the element transform inside */
+    HCOMP_CODEC_BLOSC_ZSTD = 9,
     HCOMP_CODEC_COUNT
+};
+
+/* The element transforms a typed codec applies inside its blocks (compress_typed). */
+enum hcomp_shuffle {
+    HCOMP_SHUFFLE_NONE = 0,
+    HCOMP_SHUFFLE_BYTE = 1,     /* byte k of every element together */
+    HCOMP_SHUFFLE_BIT = 2       /* bit k of every element together (bitshuffle) */
 };
 
 /* Pass as level to use the codec's default level. */
@@ -42,6 +51,14 @@ typedef struct hcomp_codec {
      * dst_len, returns HCOMP_E_CORRUPT when src is not a valid stream that decodes to
      * exactly dst_len bytes. Thread-safe. */
     int (*decompress)(const void *src, size_t src_len, void *dst, size_t dst_len);
+    /* Only codecs that transform typed elements themselves (c-blosc chunks); NULL for the
+     * others. compress() is compress_typed() with no shuffle. typesize is the element size
+     * (1..255), shuffle an enum hcomp_shuffle. decompress_typed() is decompress() that also
+     * fails (HCOMP_E_CORRUPT) unless the stream says it was made with this transform. */
+    int (*compress_typed)(const void *src, size_t src_len, void *dst, size_t dst_cap,
+                          size_t *dst_len, int level, unsigned typesize, int shuffle);
+    int (*decompress_typed)(const void *src, size_t src_len, void *dst, size_t dst_len,
+                            unsigned typesize, int shuffle);
 } hcomp_codec;
 
 HCOMP_API const hcomp_codec *hcomp_codec_by_id(unsigned id);       /* NULL if unknown */

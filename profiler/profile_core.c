@@ -3,6 +3,8 @@
 #include "profile_core.h"
 #include "datagen.h"
 #include "common/util.h"
+#include "engine/analyzer.h"
+#include "engine/filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +37,7 @@ size_t hcomp_profile_default_models(hcomp_model_id *out, size_t cap)
         {HCOMP_CODEC_ZLIB, 1},  {HCOMP_CODEC_ZLIB, 6},   {HCOMP_CODEC_BZIP2, 9},
         {HCOMP_CODEC_BROTLI, 1}, {HCOMP_CODEC_BROTLI, 5}, {HCOMP_CODEC_SNAPPY, 0},
         {HCOMP_CODEC_LZMA, 1},
+        {HCOMP_CODEC_BLOSC_LZ4, 5}, {HCOMP_CODEC_BLOSC_ZSTD, 1}, {HCOMP_CODEC_BLOSC_ZSTD, 5},
     };
     size_t n = sizeof(list) / sizeof(list[0]);
     for (size_t i = 0; i < n && i < cap; i++)
@@ -192,9 +195,36 @@ static double median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-int hcomp_profile_measure(const hcomp_codec *c, int level, const unsigned char *buf, size_t len,
-                          int min_reps, double min_seconds, hcomp_row *r, hcomp_error *err)
+int hcomp_profile_model_views(const hcomp_codec *c, const unsigned char *buf, size_t len,
+                              const hcomp_features *plain, hcomp_features out[2], int filter[2])
 {
+    out[0] = *plain;
+    filter[0] = HCOMP_FILTER_NONE;
+    int typed = c->compress_typed != NULL;
+    int f = hcomp_filter_for_dtype(typed ? HCOMP_SHUFFLE_BIT : HCOMP_SHUFFLE_BYTE, plain->dtype);
+    unsigned k = hcomp_filter_typesize(f);
+    if (k == 0 || c->id == HCOMP_CODEC_NONE)    /* bytes: as they are */
+        return 1;
+    hcomp_features sh;
+    if (hcomp_analyze_shuffled(buf, len, k, plain, &sh) != HCOMP_OK)
+        return 1;
+    if (!typed) {
+        out[1] = sh;
+        filter[1] = f;
+        return 2;
+    }
+    if (hcomp_analyze_bitshuffled(buf, len, k, &sh, &out[0]) != HCOMP_OK)
+        return 0;
+    filter[0] = f;
+    return 1;
+}
+
+int hcomp_profile_measure(const hcomp_codec *c, int level, int filter, const unsigned char *buf,
+                          size_t len, int min_reps, double min_seconds, hcomp_row *r,
+                          hcomp_error *err)
+{
+    unsigned char *tmp = NULL;
+    size_t tmp_cap = 0;
     size_t cap = c->bound(len);
     unsigned char *dst = malloc(cap ? cap : 1), *back = malloc(len ? len : 1);
     double t[MAX_REPS];
@@ -208,7 +238,7 @@ int hcomp_profile_measure(const hcomp_codec *c, int level, const unsigned char *
     double spent = 0;
     while (n < MAX_REPS && (n < min_reps || spent < min_seconds)) {
         double t0 = hcomp_profile_now();
-        int crc = c->compress(buf, len, dst, cap, &clen, level);
+        int crc = hcomp_filter_encode(c, level, filter, buf, len, &tmp, &tmp_cap, dst, cap, &clen);
         t[n] = hcomp_profile_now() - t0;
         if (crc != HCOMP_OK) {
             rc = hcomp_fail(err, HCOMP_E_IO, "%s:%d failed to compress %zu bytes (%s)", c->name,
@@ -222,7 +252,7 @@ int hcomp_profile_measure(const hcomp_codec *c, int level, const unsigned char *
     spent = 0;
     while (n < MAX_REPS && (n < min_reps || spent < min_seconds)) {
         double t0 = hcomp_profile_now();
-        int drc = c->decompress(dst, clen, back, len);
+        int drc = hcomp_filter_decode(c, filter, dst, clen, back, len, &tmp, &tmp_cap);
         t[n] = hcomp_profile_now() - t0;
         if (drc != HCOMP_OK || (n == 0 && memcmp(back, buf, len) != 0)) {
             rc = hcomp_fail(err, HCOMP_E_CORRUPT, "%s:%d: %zu bytes do not round-trip", c->name,
@@ -239,6 +269,7 @@ int hcomp_profile_measure(const hcomp_codec *c, int level, const unsigned char *
     r->y[HCOMP_TARGET_DECOMP] = (double) len / (td > tmin ? td : tmin);
 out:
     free(dst);
+    free(tmp);
     free(back);
     return rc;
 }
@@ -280,12 +311,13 @@ int hcomp_profile_run(const hcomp_profile_opts *o, hcomp_predictor *p, hcomp_err
     else
         nids = hcomp_profile_default_models(ids, HCOMP_PROFILE_MAX_MODELS);
     hcomp_model *models[HCOMP_PROFILE_MAX_MODELS];
-    for (size_t m = 0; m < nids; m++) {
-        models[m] = hcomp_predictor_model(p, ids[m].codec, ids[m].level, 1);
-        if (models[m] == NULL)
+    for (size_t m = 0; m < nids; m++)
+        if (hcomp_predictor_model(p, ids[m].codec, ids[m].level, 1) == NULL)
             return hcomp_fail(err, HCOMP_E_INVAL, "codec %u level %d: no such codec or level",
                               ids[m].codec, ids[m].level);
-    }
+    /* taken once all exist: creating a model may move the others */
+    for (size_t m = 0; m < nids; m++)
+        models[m] = hcomp_predictor_model(p, ids[m].codec, ids[m].level, 0);
     size_t ncases;
     hcomp_profile_case *cases = hcomp_profile_plan(o, 0, &ncases);
     if (cases == NULL)
@@ -318,21 +350,27 @@ int hcomp_profile_run(const hcomp_profile_opts *o, hcomp_predictor *p, hcomp_err
             case_label(&cases[i], f.dtype, label, sizeof(label));
         for (size_t m = 0; m < nids && rc == HCOMP_OK; m++) {
             const hcomp_codec *c = hcomp_codec_by_id(ids[m].codec);
-            hcomp_row row;
-            memset(&row, 0, sizeof(row));
-            row.dtype = f.dtype;
-            row.dist = f.dist;
-            row.entropy = f.entropy;
-            row.probe_ratio = f.probe_ratio;
-            rc = hcomp_profile_measure(c, ids[m].level, buf, cases[i].size, min_reps, min_s, &row,
-                                       err);
-            if (rc == HCOMP_OK)
-                rc = hcomp_model_add_row(models[m], &row);
+            hcomp_features mf[2];
+            int filter[2];
+            int nv = hcomp_profile_model_views(c, buf, cases[i].size, &f, mf, filter);
+            for (int v = 0; v < nv && rc == HCOMP_OK; v++) {
+                hcomp_row row;
+                memset(&row, 0, sizeof(row));
+                row.dtype = mf[v].dtype;
+                row.dist = mf[v].dist;
+                row.entropy = mf[v].entropy;
+                row.probe_ratio = mf[v].probe_ratio;
+                rc = hcomp_profile_measure(c, ids[m].level, filter[v], buf, cases[i].size,
+                                           min_reps, min_s, &row, err);
+                if (rc == HCOMP_OK)
+                    rc = hcomp_model_add_row(models[m], &row);
+                if (rc == HCOMP_OK && o->progress != NULL)
+                    fprintf(o->progress, "[profile] %zu/%zu %s:%d%s %s: ratio %.3g, compress %.0f "
+                            "MB/s, decompress %.0f MB/s\n", step + 1, total, c->name,
+                            ids[m].level, filter[v] ? " filtered" : "", label, row.y[0],
+                            row.y[1] / 1e6, row.y[2] / 1e6);
+            }
             step++;
-            if (rc == HCOMP_OK && o->progress != NULL)
-                fprintf(o->progress, "[profile] %zu/%zu %s:%d %s: ratio %.3g, compress %.0f MB/s, "
-                        "decompress %.0f MB/s\n", step, total, c->name, ids[m].level, label,
-                        row.y[0], row.y[1] / 1e6, row.y[2] / 1e6);
         }
         free(buf);
     }
@@ -444,24 +482,30 @@ int hcomp_profile_report(const hcomp_profile_opts *o, hcomp_predictor *p, hcomp_
             const hcomp_codec *c = hcomp_codec_by_id(rep->model[m].codec);
             hcomp_row row;
             hcomp_prediction pr;
-            memset(&row, 0, sizeof(row));
-            rc = hcomp_profile_measure(c, rep->model[m].level, buf, cases[i].size, min_reps,
-                                       min_s, &row, err);
-            if (rc != HCOMP_OK)
-                break;
-            if (hcomp_predictor_predict(p, &f, c->id, rep->model[m].level, &pr) != HCOMP_OK)
-                continue;
-            double pv[HCOMP_NTARGET] = {pr.ratio, pr.comp_Bps, pr.decomp_Bps};
-            for (int t = 0; t < HCOMP_NTARGET; t++)
-                if (pairs_add(&per[m * HCOMP_NTARGET + (size_t) t], log(row.y[t]), log(pv[t])) ||
-                    pairs_add(&all[t], log(row.y[t]), log(pv[t])))
-                    rc = hcomp_fail(err, HCOMP_E_NOMEM, "out of memory");
+            hcomp_features mf[2];
+            int filter[2];
+            int nv = hcomp_profile_model_views(c, buf, cases[i].size, &f, mf, filter);
+            for (int v = 0; v < nv && rc == HCOMP_OK; v++) {
+                memset(&row, 0, sizeof(row));
+                rc = hcomp_profile_measure(c, rep->model[m].level, filter[v], buf, cases[i].size,
+                                           min_reps, min_s, &row, err);
+                if (rc != HCOMP_OK)
+                    break;
+                if (hcomp_predictor_predict(p, &mf[v], c->id, rep->model[m].level, &pr) != HCOMP_OK)
+                    continue;
+                double pv[HCOMP_NTARGET] = {pr.ratio, pr.comp_Bps, pr.decomp_Bps};
+                for (int t = 0; t < HCOMP_NTARGET; t++)
+                    if (pairs_add(&per[m * HCOMP_NTARGET + (size_t) t], log(row.y[t]), log(pv[t])) ||
+                        pairs_add(&all[t], log(row.y[t]), log(pv[t])))
+                        rc = hcomp_fail(err, HCOMP_E_NOMEM, "out of memory");
+                if (o->progress != NULL)
+                    fprintf(o->progress, "[report] %zu/%zu %s:%d%s %s: ratio %.3g (predicted %.3g), "
+                            "compress %.0f MB/s (%.0f), decompress %.0f MB/s (%.0f)\n", step + 1,
+                            total, c->name, rep->model[m].level, filter[v] ? " filtered" : "", label,
+                            row.y[0], pr.ratio, row.y[1] / 1e6, pr.comp_Bps / 1e6, row.y[2] / 1e6,
+                            pr.decomp_Bps / 1e6);
+            }
             step++;
-            if (o->progress != NULL)
-                fprintf(o->progress, "[report] %zu/%zu %s:%d %s: ratio %.3g (predicted %.3g), "
-                        "compress %.0f MB/s (%.0f), decompress %.0f MB/s (%.0f)\n", step, total,
-                        c->name, rep->model[m].level, label, row.y[0], pr.ratio, row.y[1] / 1e6,
-                        pr.comp_Bps / 1e6, row.y[2] / 1e6, pr.decomp_Bps / 1e6);
         }
         free(buf);
     }

@@ -61,10 +61,20 @@ hcomp_profile_case *hcomp_profile_plan(const hcomp_profile_opts *o, int held_out
 int hcomp_profile_make_data(const hcomp_profile_case *c, void *rng, unsigned char *buf,
                             int *dtype_hint, hcomp_error *err);
 
-/* Measure codec:level on buf: ratio, compression and decompression bytes/s (medians),
- * checking that the data round-trips. Fills r->y. */
-int hcomp_profile_measure(const hcomp_codec *c, int level, const unsigned char *buf, size_t len,
-                          int min_reps, double min_seconds, hcomp_row *r, hcomp_error *err);
+/* How codec c's model is measured on buf (features plain): the features each row carries
+ * (out) and the filter it compresses with; returns how many (0..2). A model is asked for
+ * every form the engine offers its codec: codecs that bit-shuffle inside see typed data
+ * bit-shuffled (with the bitshuffle features) and bytes as they are; the others see the
+ * data as it is and, when typed, byte-shuffled (with the shuffled features), so that
+ * predictions of shuffled forms are interpolated, not extrapolated from plain data. */
+int hcomp_profile_model_views(const hcomp_codec *c, const unsigned char *buf, size_t len,
+                              const hcomp_features *plain, hcomp_features out[2], int filter[2]);
+
+/* Measure codec:level with filter on buf: ratio, compression and decompression bytes/s
+ * (medians), checking that the data round-trips. Fills r->y. */
+int hcomp_profile_measure(const hcomp_codec *c, int level, int filter, const unsigned char *buf,
+                          size_t len, int min_reps, double min_seconds, hcomp_row *r,
+                          hcomp_error *err);
 
 /* The training run: every case, every model; rows into p (models created); fits p. */
 int hcomp_profile_run(const hcomp_profile_opts *o, hcomp_predictor *p, hcomp_error *err);

@@ -45,6 +45,9 @@ build wl_random "$CC" wl_common.c -- -lm
 build wl_pieces "$CC" wl_common.c -- -lm
 build wl_ckptloop "$CC" wl_common.c -- -lm
 build wl_lz4raw "$CC" wl_common.c vpic_gen.c -- -llz4 -lm
+# libhcomp's file API directly (no MPI calls; mpicc for vpic_gen's wl_common.h)
+build wl_frontier "$CC -I$PREFIX/include" wl_common.c vpic_gen.c -- -L"$PREFIX/lib" \
+    -Wl,-rpath,"$PREFIX/lib" -lhcomp -lm
 if command -v h5pcc.mpich > /dev/null 2>&1; then
     # Debian's toolchain: keep our libraries off its link (it must link Debian's MPICH)
     LD_LIBRARY_PATH= build wl_h5vpic "env -u LD_LIBRARY_PATH h5pcc.mpich -shlib" wl_common.c vpic_gen.c -- -lm

@@ -99,7 +99,7 @@ static void piece_headers(void)
     for (unsigned c = 0; c < HCOMP_CODEC_COUNT; c++) {
         hcomp_piece_header h = {.start = (uint64_t) c * 1048576u + 4096u, .raw_len = 65536,
                                 .stored_len = c == 0 ? 65536 : 1000 + 77 * c, .codec = (uint8_t) c,
-                                .filter = (uint8_t) (c % 3)};
+                                .filter = (uint8_t) (c % 5)};
         unsigned char out[HCOMP_PIECE_HEADER_SIZE];
         hcomp_piece_header_encode(&h, out);
         char name[32];
@@ -297,7 +297,8 @@ static void mapping_files(void)
 
 /* ---- codecs ------------------------------------------------------------------------ */
 
-/* fuzz_codecs input: byte 0 = codec id (bits 0-2) | 8 for a round trip | level (bits 4-7);
+/* fuzz_codecs input: byte 0 = codec id (bits 0-2, + 8 with bit 7) | 8 for a round trip |
+ * level (bits 4-6);
  * decode: bytes 1-2 the expected length (little-endian), then the stream;
  * round trip: the data from byte 1. */
 static void codecs(void)
@@ -316,7 +317,7 @@ static void codecs(void)
             size_t got;
             if (k->compress(src, n, in + 3, cap, &got, HCOMP_LEVEL_DEFAULT) != HCOMP_OK)
                 die("compress", k->name);
-            in[0] = (unsigned char) c;
+            in[0] = (unsigned char) ((c & 7) | (c & 8 ? 0x80 : 0));
             in[1] = (unsigned char) n;
             in[2] = (unsigned char) (n >> 8);
             snprintf(name, sizeof(name), "decode-%s-%d", k->name, d);
@@ -324,8 +325,8 @@ static void codecs(void)
             free(in);
         }
         unsigned char rt[301];
-        rt[0] = (unsigned char) (c | 8 | (c << 4));
-        memcpy(rt + 1, words, 300);
+        rt[0] = (unsigned char) ((c & 7) | 8 | ((c & 7) << 4) | (c & 8 ? 0x80 : 0));
+        memcpy(rt + 1, c >= HCOMP_CODEC_BLOSC_LZ4 ? raw : words, 300);
         snprintf(name, sizeof(name), "roundtrip-%s", k->name);
         put("fuzz_codecs", name, rt, sizeof(rt));
     }

@@ -1,5 +1,6 @@
-/* Fuzz target: every codec of include/hcomp_codec.h, and the byte-shuffle filters.
- * Input: byte 0 = codec id (bits 0-2) | 8 for a round trip | level selector (bits 4-7).
+/* Fuzz target: every codec of include/hcomp_codec.h, and the filters with them.
+ * Input: byte 0 = codec id (bits 0-2, plus 8 when bit 7 is set; modulo the number of
+ * codecs) | 8 for a round trip | level selector (bits 4-6).
  *  - decode (bit 3 clear): bytes 1-2 are the expected raw length (little-endian), the rest
  *    is a hostile stream. Properties: the decoder returns HCOMP_OK or HCOMP_E_CORRUPT,
  *    never writes outside the buffer of exactly that length (ASan), and on success has
@@ -8,7 +9,8 @@
  *    compresses and decompresses back to itself.
  *  - round trip (bit 3 set): the rest is data. Properties: compress into bound() bytes
  *    succeeds at the selected level, decompress gives the data back, and not at another
- *    length; the byte shuffles of 4- and 8-byte elements undo to the data. */
+ *    length; every filter the codec carries (byte shuffles, and bitshuffles inside c-blosc
+ *    chunks) round-trips with it and is refused by a decode as another filter. */
 #include "fuzz_common.h"
 #include "hcomp_codec.h"
 #include "engine/filter.h"
@@ -47,27 +49,52 @@ static void roundtrip(const hcomp_codec *c, const unsigned char *data, size_t n,
     free(z);
 }
 
+/* data[0..n) through filter and codec and back; refused as any other filter. */
+static void filtered_roundtrip(const hcomp_codec *c, int f, const unsigned char *d, size_t n,
+                               int level)
+{
+    unsigned char *tmp = NULL;
+    size_t tmp_cap = 0, zn = 0, cap = c->bound(n);
+    unsigned char *z = xmalloc(cap), *u = xmalloc(n);
+    int rc = hcomp_filter_encode(c, level, f, d, n, &tmp, &tmp_cap, z, cap, &zn);
+    if (!hcomp_filter_fits(f, c)) {
+        CHECK(rc == HCOMP_E_INVAL, "%s: filter %d it cannot carry gave %d", c->name, f, rc);
+    } else {
+        CHECK(rc == HCOMP_OK, "%s: filter %d, %zu bytes: encode returned %d", c->name, f, n, rc);
+        rc = hcomp_filter_decode(c, f, z, zn, n ? u : NULL, n, &tmp, &tmp_cap);
+        CHECK(rc == HCOMP_OK && (n == 0 || memcmp(u, d, n) == 0),
+              "%s: filter %d does not undo (%d)", c->name, f, rc);
+        /* a chunk that records its transform is refused as another (when it holds one) */
+        if (c->decompress_typed != NULL)
+            for (int g = 0; g < HCOMP_FILTER_COUNT; g++) {
+                int r = hcomp_filter_decode(c, g, z, zn, n ? u : NULL, n, &tmp, &tmp_cap);
+                CHECK(r == HCOMP_OK || r == HCOMP_E_CORRUPT, "%s: filter %d as %d gave %d",
+                      c->name, f, g, r);
+                CHECK(r != HCOMP_OK || n == 0 || memcmp(u, d, n) == 0,
+                      "%s: filter %d decoded as %d gave other bytes", c->name, f, g);
+            }
+    }
+    free(tmp);
+    free(z);
+    free(u);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    const hcomp_codec *c = hcomp_codec_by_id(data[0] & 7);
-    CHECK(c != NULL && c->id == (unsigned) (data[0] & 7), "codec %u missing", data[0] & 7);
+    unsigned id = ((data[0] & 7u) | (data[0] & 0x80u ? 8u : 0u)) % HCOMP_CODEC_COUNT;
+    const hcomp_codec *c = hcomp_codec_by_id(id);
+    CHECK(c != NULL && c->id == id, "codec %u missing", id);
     int range = c->level_max - c->level_min + 1;
-    int level = c->level_min + (data[0] >> 4) % range;
+    int level = c->level_min + ((data[0] >> 4) & 7) % range;
 
     if (data[0] & 8) {          /* round trip of the data */
         const unsigned char *d = data + 1;
         size_t n = size - 1;
         roundtrip(c, d, n, level);
-        for (int f = HCOMP_FILTER_SHUFFLE4; f < HCOMP_FILTER_COUNT; f++) {
-            unsigned char *s = xmalloc(n), *u = xmalloc(n);
-            hcomp_filter_apply(f, d, s, n);
-            hcomp_filter_undo(f, s, u, n);
-            CHECK(n == 0 || memcmp(u, d, n) == 0, "filter %d does not undo", f);
-            free(s);
-            free(u);
-        }
+        for (int f = HCOMP_FILTER_SHUFFLE4; f < HCOMP_FILTER_COUNT; f++)
+            filtered_roundtrip(c, f, d, n, level);
         return 0;
     }
 

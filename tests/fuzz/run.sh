@@ -53,7 +53,7 @@ printf '#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(con
 "$CC" -fsanitize=fuzzer,address,undefined "$probe" -o "$out/probe" >"$out/probe.log" 2>&1 ||
     fail_all "$CC cannot build a libFuzzer program (libclang-rt-NN-dev missing?): $(tail -n 3 "$out/probe.log")"
 
-pkgs="liblz4 libzstd zlib libbrotlienc libbrotlidec liblzma jansson gsl libdeflate"
+pkgs="liblz4 libzstd zlib libbrotlienc libbrotlidec liblzma jansson gsl libdeflate blosc"
 pc_cflags=$(pkg-config --cflags $pkgs) || fail_all "pkg-config $pkgs"
 pc_libs=$(pkg-config --libs $pkgs) || fail_all "pkg-config $pkgs"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"

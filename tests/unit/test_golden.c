@@ -3,7 +3,8 @@
  * for byte, check clean with fsck, and take new writes, a reclaim and a compaction. Their
  * segment paths are recorded absolute, so they are copied to GOLDEN_V1_DIR first.
  *   log.hc       a log of plain writes with an overwritten piece still recorded
- *   snapshot.hc  the same after hcomp compact: a log rewritten to its live state */
+ *   snapshot.hc  the same after hcomp compact: a log rewritten to its live state
+ *   blosc.hc     the same writes with the c-blosc codecs (bit-shuffled chunks, filter 4) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -21,6 +22,8 @@
 
 #include "hcomp.h"
 #include "file/tools.h"
+#include "file/file_internal.h"
+#include "engine/filter.h"
 #include "golden/golden_v1.h"
 
 /* Copy the regular files of src (and of its subdirectories, one level) to dst. */
@@ -131,7 +134,33 @@ static void test_golden_read(void **state)
     expect_golden(path, want);
     path_of("snapshot.hc", path);
     expect_golden(path, want);
+    path_of("blosc.hc", path);
+    expect_golden(path, want);
     free(want);
+}
+
+/* blosc.hc holds what it stands for: bit-shuffled c-blosc pieces of both codecs. */
+static void test_golden_blosc_pieces(void **state)
+{
+    (void) state;
+    char path[PATH_MAX];
+    path_of("blosc.hc", path);
+    hcomp_options *o = hcomp_options_new();
+    hcomp_error e;
+    assert_int_equal(hcomp_options_set(o, "hcomp_config", "embedded", &e), HCOMP_OK);
+    hcomp_file *f;
+    assert_int_equal(hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, o, &f, &e), HCOMP_OK);
+    hcomp_options_free(o);
+    int lz4_bit = 0, zstd_bit = 0;
+    for (uint32_t i = 0; i < f->npieces; i++) {
+        lz4_bit |= f->pieces[i].codec == HCOMP_CODEC_BLOSC_LZ4 &&
+                   f->pieces[i].filter == HCOMP_FILTER_BITSHUFFLE8;
+        zstd_bit |= f->pieces[i].codec == HCOMP_CODEC_BLOSC_ZSTD &&
+                    f->pieces[i].filter == HCOMP_FILTER_BITSHUFFLE8;
+    }
+    assert_true(lz4_bit);
+    assert_true(zstd_bit);
+    assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
 }
 
 /* The old files go on living: a write, the reclaim of the last close, a compaction. */
@@ -143,8 +172,8 @@ static void test_golden_lives_on(void **state)
     golden_v1_expected(want);
     char config[PATH_MAX];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
-    const char *names[] = {"log.hc", "snapshot.hc"};
-    for (int k = 0; k < 2; k++) {
+    const char *names[] = {"log.hc", "snapshot.hc", "blosc.hc"};
+    for (int k = 0; k < 3; k++) {
         char path[PATH_MAX];
         path_of(names[k], path);
         hcomp_options *o = hcomp_options_new();
@@ -177,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_golden_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_lives_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_golden_blosc_pieces, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

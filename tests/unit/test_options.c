@@ -64,12 +64,12 @@ static void test_priority_and_weights(void **state)
     assert_int_equal(hcomp_options_set(o, "hcomp_weights", "1,0,1", NULL), HCOMP_OK);
     assert_get(o, "hcomp_weights", "0.5,0,0.5");
     assert_int_equal(hcomp_options_set(o, "hcomp_priority", "archival", NULL), HCOMP_OK);
-    assert_get(o, "hcomp_weights", "0,0,1");
+    assert_get(o, "hcomp_weights", "0.001,0,0.999");
     assert_int_equal(hcomp_options_set(o, "hcomp_weights", "2,1,1", NULL), HCOMP_OK);
     assert_get(o, "hcomp_weights", "0.5,0.25,0.25");
     assert_get(o, "hcomp_priority", "archival");
     assert_int_equal(hcomp_options_set(o, "hcomp_weights", "", NULL), HCOMP_OK);
-    assert_get(o, "hcomp_weights", "0,0,1");
+    assert_get(o, "hcomp_weights", "0.001,0,0.999");
     assert_int_equal(hcomp_options_set(o, "hcomp_priority", "read_bandwidth", NULL), HCOMP_OK);
     assert_get(o, "hcomp_weights", "0,0.5,0.5");
     assert_int_equal(hcomp_options_set(o, "hcomp_priority", "write_bandwidth", NULL), HCOMP_OK);

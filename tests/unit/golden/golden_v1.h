@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include "hcomp_model.h"
 
 #define GOLDEN_V1_DIR "/tmp/hcomp-golden-v1"
 #define GOLDEN_V1_SIZE 300000u
@@ -24,6 +25,17 @@ static const struct golden_write {
     {"snappy", 260000, 5, 0},       /* after a hole; the size is then grown to 300000 */
 };
 #define GOLDEN_V1_NWRITES (sizeof(golden_v1_writes) / sizeof(golden_v1_writes[0]))
+
+/* blosc.hc: the same writes (so the same content) with the c-blosc codecs added after
+ * hcomp 0.1.0, the doubles announced as such (bit-shuffled chunks, filter 4) and the
+ * noise as int32 (filter 3; it does not shrink, so it is stored raw) */
+static const struct golden_blosc_write {
+    const char *codec;
+    int dtype;              /* enum hcomp_dtype, -1: inferred */
+} golden_v1_blosc_writes[GOLDEN_V1_NWRITES] = {
+    {"blosc-lz4", -1}, {"blosc-zstd", HCOMP_DTYPE_DOUBLE}, {"none", -1},
+    {"blosc-zstd:1", HCOMP_DTYPE_INT32}, {"blosc-lz4:9", HCOMP_DTYPE_DOUBLE}, {"blosc-lz4", -1},
+};
 
 static inline unsigned char golden_v1_byte(int kind, uint32_t at)
 {

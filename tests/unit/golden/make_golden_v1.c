@@ -8,9 +8,13 @@
  * log.hc: the writes of golden_v1.h, each in an open of its own with its codec, the size
  * grown to 300000, nothing reclaimed (the overwritten bytes stay recorded and stored).
  * snapshot.hc: the same, then hcomp_compact (the log rewritten to its live state, the
- * partly overwritten piece's live bytes as two extents). */
+ * partly overwritten piece's live bytes as two extents).
+ * blosc.hc: made later, once, with main at the commit that added the c-blosc codecs
+ * (`./make_golden_v1 blosc`): the same writes with golden_v1_blosc_writes' codecs and
+ * element types (c-blosc 1.21.3 chunks, bit-shuffled). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "hcomp.h"
 #include "file/tools.h"
@@ -22,20 +26,23 @@ static void die(const char *what, const hcomp_error *e)
     exit(1);
 }
 
-static void make(const char *name, const char *config, int compact)
+static void make(const char *name, const char *config, int compact, int blosc)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/%s", GOLDEN_V1_DIR, name);
     hcomp_error e;
     for (size_t w = 0; w < GOLDEN_V1_NWRITES; w++) {
         hcomp_options *o = hcomp_options_new();
+        const char *codec = blosc ? golden_v1_blosc_writes[w].codec : golden_v1_writes[w].codec;
         if (hcomp_options_set(o, "hcomp_config", config, &e) || hcomp_options_set(o, "hcomp_codec",
-            golden_v1_writes[w].codec, &e) || hcomp_options_set(o, "hcomp_reclaim", "never", &e) ||
+            codec, &e) || hcomp_options_set(o, "hcomp_reclaim", "never", &e) ||
             hcomp_options_set(o, "hcomp_piece_size", "65536", &e))
             die("options", &e);
         hcomp_file *f;
         if (hcomp_file_open(path, HCOMP_O_RDWR | HCOMP_O_CREAT, 0644, 1, o, &f, &e))
             die(path, &e);
+        if (blosc && golden_v1_blosc_writes[w].dtype >= 0)
+            hcomp_file_set_dtype(f, golden_v1_blosc_writes[w].dtype);
         unsigned char *b = malloc(golden_v1_writes[w].len);
         for (uint32_t i = 0; i < golden_v1_writes[w].len; i++)
             b[i] = golden_v1_byte(golden_v1_writes[w].kind, golden_v1_writes[w].off + i);
@@ -53,8 +60,9 @@ static void make(const char *name, const char *config, int compact)
         die("compact", &e);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int blosc = argc > 1 && strcmp(argv[1], "blosc") == 0;
     mkdir(GOLDEN_V1_DIR, 0755);
     char config[512];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
@@ -62,8 +70,12 @@ int main(void)
     fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"filedir\", \"path\": \"@filedir\", "
                "\"capacity\": \"unlimited\", \"scope\": \"shared\"}]}\n");
     fclose(c);
-    make("log.hc", config, 0);
-    make("snapshot.hc", config, 1);
+    if (blosc) {
+        make("blosc.hc", config, 0, 1);
+    } else {
+        make("log.hc", config, 0, 0);
+        make("snapshot.hc", config, 1, 0);
+    }
     remove(config);
     return 0;
 }
