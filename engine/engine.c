@@ -146,16 +146,16 @@ static int form_of(int filter)
  * of data are shared by the codecs that see the same bytes (an lzma, brotli and zstd of
  * byte-shuffled particles all came out 25% below their lines): without this, each
  * overrated codec was tried once in turn. */
-static hcomp_prediction borrowed(const hcomp_model_prediction *m, const hcomp_task_plan *plan,
+static hcomp_prediction borrowed(const hcomp_model_prediction *m, const hcomp_analysis_slot *a,
                                  int form)
 {
     hcomp_prediction p = m->pred;
-    if (plan->form_n[form] == 0)
+    if (a->form_n[form] == 0)
         return p;
-    for (int i = 0; i < plan->nobs; i++)
-        if (plan->obs_codec[i] == m->codec && plan->obs_level[i] == m->level)
+    for (int i = 0; i < a->nobs; i++)
+        if (a->obs_codec[i] == m->codec && a->obs_level[i] == m->level)
             return p;
-    p.ratio = m->line.ratio * exp(plan->form_resid[form]);
+    p.ratio = m->line.ratio * exp(a->form_resid[form]);
     return p;
 }
 
@@ -202,10 +202,12 @@ static int incompressible(const hcomp_features *ft)
     return ft->sampled >= 4096 && ft->entropy > 7.9 && ft->probe_ratio < 1.02;
 }
 
-/* The task's candidates into plan->input; with base, also the same candidates as the
- * models' lines alone predict them (no local corrections), what the process's other files
- * can start from (shared_put_candidates). */
-static void candidates(hcomp_engine *e, hcomp_task_plan *plan, hcdp_candidate *base)
+/* The task's candidates into plan->input (a: its analysis slot, for what the file learnt of
+ * this data); with base, also the same candidates as the models' lines alone predict them
+ * (no local corrections), what the process's other files can start from
+ * (shared_put_candidates). */
+static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analysis_slot *a,
+                       hcdp_candidate *base)
 {
     hcdp_input *in = &plan->input;
     const hcomp_engine_settings *o = &e->set;
@@ -251,17 +253,22 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, hcdp_candidate *b
             const hcomp_model_prediction *m = pok ? &pp[i] : sok ? &ps[i] : &pb[i]; /* same model */
             if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
                 continue;
-            hcomp_prediction q;
             if (hcomp_codec_by_id(m->codec)->compress_typed != NULL) {
-                if (bok && (q = borrowed(&pb[i], plan, HCOMP_FORM_BITSHUFFLED), 1))
+                if (bok) {
+                    hcomp_prediction q = borrowed(&pb[i], a, HCOMP_FORM_BITSHUFFLED);
                     add_candidate(in, base, pb[i].codec, pb[i].level, bfilter, &q, &pb[i].line);
+                }
                 continue;
             }
-            if (pok && (q = borrowed(&pp[i], plan, HCOMP_FORM_PLAIN), 1))
+            if (pok) {
+                hcomp_prediction q = borrowed(&pp[i], a, HCOMP_FORM_PLAIN);
                 add_candidate(in, base, pp[i].codec, pp[i].level, HCOMP_FILTER_NONE, &q,
                               &pp[i].line);
-            if (sok && (q = borrowed(&ps[i], plan, HCOMP_FORM_SHUFFLED), 1))
+            }
+            if (sok) {
+                hcomp_prediction q = borrowed(&ps[i], a, HCOMP_FORM_SHUFFLED);
                 add_candidate(in, base, ps[i].codec, ps[i].level, filter, &q, &ps[i].line);
+            }
         }
     }
 }
@@ -829,12 +836,7 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
     } else {
         hcdp_candidate base[HCDP_MAX_CANDIDATES];
         int share = a->shared_ix >= 0 && candidates_shareable(e);
-        memcpy(plan->form_resid, a->form_resid, sizeof plan->form_resid);
-        memcpy(plan->form_n, a->form_n, sizeof plan->form_n);
-        plan->nobs = a->nobs;
-        memcpy(plan->obs_codec, a->obs_codec, sizeof plan->obs_codec);
-        memcpy(plan->obs_level, a->obs_level, sizeof plan->obs_level);
-        candidates(e, plan, share ? base : NULL);
+        candidates(e, plan, a, share ? base : NULL);
         e->stats->predictions++;
         a->cand_valid = 1;
         a->cand_options = e->settings_gen;
@@ -903,7 +905,7 @@ void hcomp_engine_choose(hcomp_engine *e, const void *buf, uint64_t len, int t, 
         in->w.wd /= sum;
         in->w.wr /= sum;
     }
-    candidates(e, &plan, NULL);
+    candidates(e, &plan, &e->aslot[plan.slot], NULL);
     in->ntiers = 1;
     tier_speed(e, t, &in->tier[0]);
     in->tier[0].room = UINT64_MAX / 4;

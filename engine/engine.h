@@ -112,11 +112,6 @@ typedef struct hcomp_task_plan {
     hcomp_features feat_bs;   /* as codecs that bit-shuffle see it (when has_sh) */
     int has_sh;
     int slot;                 /* the engine's analysis slot it was planned from */
-    double form_resid[HCOMP_FORMS];   /* the slot's, when its candidates were made */
-    unsigned form_n[HCOMP_FORMS];
-    int nobs;                         /* likewise */
-    unsigned obs_codec[HCOMP_SLOT_OBSERVED];
-    int obs_level[HCOMP_SLOT_OBSERVED];
     hcdp_input input;         /* candidates, tiers, weights */
     hcdp_plan hcdp;           /* the parts */
 } hcomp_task_plan;

@@ -88,8 +88,8 @@ static void path_of(const char *name, char *out)
     snprintf(out, PATH_MAX, "%s/%s", GOLDEN_V1_DIR, name);
 }
 
-/* Every byte, then a few ranges across pieces and holes, against the expected content. */
-static void expect_golden(const char *path, const unsigned char *want)
+/* path opened read-only with the embedded tier configuration (reads need none). */
+static hcomp_file *open_read(const char *path)
 {
     hcomp_options *o = hcomp_options_new();
     hcomp_error e;
@@ -98,6 +98,14 @@ static void expect_golden(const char *path, const unsigned char *want)
     if (hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, o, &f, &e) != HCOMP_OK)
         fail_msg("%s: %s", path, e.msg);
     hcomp_options_free(o);
+    return f;
+}
+
+/* Every byte, then a few ranges across pieces and holes, against the expected content. */
+static void expect_golden(const char *path, const unsigned char *want)
+{
+    hcomp_error e;
+    hcomp_file *f = open_read(path);
     uint64_t size = 0;
     assert_int_equal(hcomp_file_size(f, &size, &e), HCOMP_OK);
     assert_int_equal(size, GOLDEN_V1_SIZE);
@@ -145,12 +153,8 @@ static void test_golden_blosc_pieces(void **state)
     (void) state;
     char path[PATH_MAX];
     path_of("blosc.hc", path);
-    hcomp_options *o = hcomp_options_new();
     hcomp_error e;
-    assert_int_equal(hcomp_options_set(o, "hcomp_config", "embedded", &e), HCOMP_OK);
-    hcomp_file *f;
-    assert_int_equal(hcomp_file_open(path, HCOMP_O_RDONLY, 0, 1, o, &f, &e), HCOMP_OK);
-    hcomp_options_free(o);
+    hcomp_file *f = open_read(path);
     int lz4_bit = 0, zstd_bit = 0;
     for (uint32_t i = 0; i < f->npieces; i++) {
         lz4_bit |= f->pieces[i].codec == HCOMP_CODEC_BLOSC_LZ4 &&
