@@ -22,6 +22,7 @@ static int info_one(const char *path)
     struct stat st;
     uint64_t map_bytes = fstat(hcomp_file_fd(f), &st) == 0 ? (uint64_t) st.st_size : 0;
     uint64_t skipped = f->skipped, nsegs = f->nsegs, npieces = f->npieces;
+    unsigned version = f->hdr.version;
     char id[33];
     snprintf(id, sizeof(id), "%s", f->id_hex);
     hcomp_file_close(f, NULL);
@@ -33,7 +34,7 @@ static int info_one(const char *path)
     }
     char a[32], b[32];
     printf("%s\n", path);
-    printf("  format        version %d; file id %s; created %s\n", (int) HCOMP_MAP_VERSION, id, when);
+    printf("  format        version %u; file id %s; created %s\n", version, id, when);
     printf("  mapping file  %s, %llu segments, %llu pieces recorded", cli_bytes(map_bytes, a),
            (unsigned long long) nsegs, (unsigned long long) npieces);
     if (skipped)

@@ -214,7 +214,8 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("hcomp %s (mapping file format %d)\n", HCOMP_VERSION_STRING, HCOMP_MAP_VERSION);
+        printf("hcomp %s (mapping file formats %d to %d; new files get %d)\n", HCOMP_VERSION_STRING,
+               HCOMP_MAP_VERSION_MIN, HCOMP_MAP_VERSION, HCOMP_MAP_VERSION);
         return CLI_OK;
     }
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

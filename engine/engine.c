@@ -824,6 +824,7 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
     }
     in->size = len;
     in->piece_size = e->set.piece_size;
+    in->block_size = e->set.block_size;
     in->w.wc = e->set.wc;
     in->w.wd = e->set.wd;
     in->w.wr = e->set.wr;
@@ -895,6 +896,7 @@ void hcomp_engine_choose(hcomp_engine *e, const void *buf, uint64_t len, int t, 
     hcdp_input *in = &plan.input;
     in->size = len;
     in->piece_size = e->set.piece_size;
+    in->block_size = e->set.block_size;
     in->w.wc = e->set.wc;
     in->w.wd = e->set.wd;
     in->w.wr = e->set.wr;

@@ -29,6 +29,7 @@ typedef struct hcomp_engine_settings {
     double wc, wd, wr;              /* weights, normalised */
     unsigned feedback_interval;     /* 0: no feedback */
     uint32_t piece_size;
+    uint32_t block_size;            /* pieces framed in blocks of this size (the tables' room) */
     int shuffle;                    /* 1: byte shuffle is a candidate where the type allows */
     int drain_at_close;             /* node-local data moves to a shared tier before close returns */
     char seed[PATH_MAX];            /* the seed's path; "": the embedded default */

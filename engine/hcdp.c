@@ -18,6 +18,7 @@
  * per-byte cost of any candidate there (headers, rounding and latency left out) and with
  * as many bytes as its room takes at the best ratio of any candidate. */
 #include "hcdp.h"
+#include "tiers/piece_header.h"
 
 #include <limits.h>
 #include <math.h>
@@ -57,7 +58,11 @@ static uint64_t pieces(const hcdp_input *in, uint64_t len)
 static uint64_t stored(const hcdp_input *in, uint64_t len, int c)
 {
     double r = in->cand[c].ratio > 1.0 ? in->cand[c].ratio : 1.0;
-    return (uint64_t) ceil((double) len / r) + HEADER * pieces(in, len);
+    uint64_t n = pieces(in, len), over = HEADER * n;
+    if (in->block_size)     /* each piece's block table (a bound: blocks counted per piece) */
+        over += (uint64_t) HCOMP_BLOCK_TABLE_FIXED * n +
+                HCOMP_BLOCK_ENTRY * ((len + in->block_size - 1) / in->block_size + n);
+    return (uint64_t) ceil((double) len / r) + over;
 }
 
 double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)

@@ -46,6 +46,7 @@ typedef struct hcdp_weights {
 typedef struct hcdp_input {
     uint64_t size;            /* task bytes */
     uint32_t piece_size;      /* largest piece (latency is paid per piece) */
+    uint32_t block_size;      /* pieces framed in blocks of this size: their tables' room */
     int ntiers;
     hcdp_tier tier[HCDP_MAX_TIERS];
     int ncand;

@@ -1,47 +1,133 @@
 /* Compression manager: a process-wide pool of worker threads taking jobs in order. */
 #include "manager.h"
 #include "filter.h"
+#include "framing.h"
+#include "tiers/piece_header.h"
 #include "hcomp_codec.h"
 #include "common/util.h"
 #include "common/clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-void hcomp_job_encode(hcomp_job *j)
+static int grow_or_fail(hcomp_job *j, unsigned char **buf, size_t *cap, size_t n)
 {
-    double t0 = hcomp_now();
+    if (hcomp_grow(buf, cap, n ? n : 1) == 0)
+        return 0;
+    j->rc = HCOMP_E_NOMEM;
+    return -1;
+}
+
+/* A framed piece: every block on its own behind the table; no block shrank: the
+ * source as it is (codec 0), with its table. */
+static void encode_framed(hcomp_job *j, const hcomp_codec *c)
+{
+    uint32_t n = hcomp_frame_blocks(j->len, j->block_size);
+    size_t tlen = hcomp_block_table_size(n);
+    if (grow_or_fail(j, &j->table, &j->table_cap, tlen) != 0)
+        return;
+    j->table_len = (uint32_t) tlen;
+    uint32_t any = 0;
+    if (c != NULL && c->id != HCOMP_CODEC_NONE) {
+        size_t bound = hcomp_frame_bound(c, j->len, j->block_size), blen = 0;
+        uint64_t coded = 0;
+        if (bound == SIZE_MAX || grow_or_fail(j, &j->out, &j->out_cap, bound) != 0) {
+            j->rc = HCOMP_E_NOMEM;
+            return;
+        }
+        int rc = hcomp_frame_encode(c, j->level, j->filter, j->block_size, j->src, j->len,
+                                    &j->tmp, &j->tmp_cap, j->out, bound, j->table, &blen,
+                                    &coded, &any);
+        if (rc != HCOMP_OK) {
+            j->rc = rc == HCOMP_E_NOMEM ? rc : HCOMP_E_IO;
+            return;
+        }
+        j->coded = coded > UINT32_MAX ? UINT32_MAX : (uint32_t) coded;
+        if (any > 0) {
+            j->payload = j->out;
+            j->stored = (uint32_t) (tlen + blen);
+            j->codec_used = (uint8_t) c->id;
+            j->filter_used = (uint8_t) j->filter;
+        }
+    }
+    if (any == 0) {
+        hcomp_frame_table_raw(j->block_size, j->src, j->len, j->table);
+        j->stored = (uint32_t) tlen + j->len;
+    }
+    j->crc = hcomp_crc32(j->table, tlen);
+}
+
+static void encode(hcomp_job *j)
+{
     const hcomp_codec *c = hcomp_codec_by_id(j->codec);
     j->payload = j->src;
     j->stored = j->len;
     j->coded = j->len;
+    j->table_len = 0;
     j->codec_used = HCOMP_CODEC_NONE;
     j->filter_used = HCOMP_FILTER_NONE;
     j->rc = HCOMP_OK;
-    if (c == NULL || c->id == HCOMP_CODEC_NONE || j->len == 0)
-        goto done;
-    size_t bound = c->bound(j->len), clen = 0;
-    if (hcomp_grow(&j->out, &j->out_cap, bound) != 0) {
-        j->rc = HCOMP_E_NOMEM;
-        goto done;
+    if (j->block_size > 0) {
+        encode_framed(j, c);
+        return;
     }
-    int rc = hcomp_filter_encode(c, j->level, j->filter, j->src, j->len, &j->tmp, &j->tmp_cap,
-                                 j->out, bound, &clen);
-    if (rc != HCOMP_OK) {
-        j->rc = rc == HCOMP_E_NOMEM ? rc : HCOMP_E_IO;
-        goto done;
+    if (c != NULL && c->id != HCOMP_CODEC_NONE && j->len > 0) {
+        size_t bound = c->bound(j->len), clen = 0;
+        if (grow_or_fail(j, &j->out, &j->out_cap, bound) != 0)
+            return;
+        int rc = hcomp_filter_encode(c, j->level, j->filter, j->src, j->len, &j->tmp,
+                                     &j->tmp_cap, j->out, bound, &clen);
+        if (rc != HCOMP_OK) {
+            j->rc = rc == HCOMP_E_NOMEM ? rc : HCOMP_E_IO;
+            return;
+        }
+        j->coded = (uint32_t) clen;
+        if (clen < j->len) {        /* only a piece that shrinks is stored compressed */
+            j->payload = j->out;
+            j->stored = (uint32_t) clen;
+            j->codec_used = (uint8_t) c->id;
+            j->filter_used = (uint8_t) j->filter;
+        }
     }
-    j->coded = (uint32_t) clen;
-    if (clen < j->len) {        /* only a piece that shrinks is stored compressed */
-        j->payload = j->out;
-        j->stored = (uint32_t) clen;
-        j->codec_used = (uint8_t) c->id;
-        j->filter_used = (uint8_t) j->filter;
-    }
-done:
+    j->crc = hcomp_crc32(j->payload, j->stored);
+}
+
+/* Check stored bytes against their checksum, then decode them (codec 0: they are the
+ * logical bytes; the caller may have read them straight into dst). */
+static void decode(hcomp_job *j)
+{
+    const hcomp_codec *c = hcomp_codec_by_id(j->codec);
+    j->bad_crc = hcomp_crc32(j->src, j->len) != j->want_crc;
+    j->rc = HCOMP_OK;
+    if (j->bad_crc || c == NULL)
+        j->rc = HCOMP_E_CORRUPT;
+    else if (c->id == HCOMP_CODEC_NONE && j->filter == HCOMP_FILTER_NONE) {
+        if (j->len != j->dst_len)
+            j->rc = HCOMP_E_CORRUPT;
+        else if (j->dst != j->src)
+            memcpy(j->dst, j->src, j->len);
+    } else if (hcomp_filter_decode(c, j->filter, j->src, j->len, j->dst, j->dst_len, &j->tmp,
+                                   &j->tmp_cap) != HCOMP_OK)
+        j->rc = HCOMP_E_CORRUPT;
+}
+
+void hcomp_job_run(hcomp_job *j)
+{
+    double t0 = hcomp_now();
+    if (j->decode)
+        decode(j);
+    else
+        encode(j);
     j->seconds = hcomp_now() - t0;
+}
+
+void hcomp_job_encode(hcomp_job *j)
+{
+    j->decode = 0;
+    hcomp_job_run(j);
 }
 
 /* ---- the pool ---------------------------------------------------------------- */
@@ -75,7 +161,7 @@ static void *worker(void *arg)
         while (!take(&j))
             pthread_cond_wait(&pool_work, &pool_lock);
         pthread_mutex_unlock(&pool_lock);
-        hcomp_job_encode(j);
+        hcomp_job_run(j);
         pthread_mutex_lock(&pool_lock);
         j->state = 2;
         pthread_cond_broadcast(&pool_done);
@@ -135,7 +221,7 @@ void hcomp_jobs_wait(hcomp_job *jobs, size_t n, size_t i)
             continue;
         }
         pthread_mutex_unlock(&pool_lock);
-        hcomp_job_encode(j);
+        hcomp_job_run(j);
         pthread_mutex_lock(&pool_lock);
         j->state = 2;
         pthread_cond_broadcast(&pool_done);

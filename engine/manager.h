@@ -1,6 +1,7 @@
 /* The compression manager: encodes the pieces of a task (filter, then codec; raw
  * when that does not shrink them) on a pool of threads, so that compression of
- * later pieces overlaps the tier I/O of earlier ones. The pool is per process and
+ * later pieces overlaps the tier I/O of earlier ones; and decodes the blocks of a
+ * read on the same threads. The pool is per process and
  * never has more threads than cores: workers = cores - 1, plus the caller, who
  * encodes too while it waits. */
 #ifndef HCOMP_MANAGER_H
@@ -11,32 +12,44 @@
 
 typedef struct hcomp_job {
     /* in */
-    const unsigned char *src;
-    uint32_t len;
+    int decode;                     /* 0: encode src into a piece; 1: check and decode */
+    const unsigned char *src;       /* encode: the logical bytes; decode: the stored ones */
+    uint32_t len;                   /* bytes at src */
     unsigned codec;
     int level;
     int filter;
+    uint32_t block_size;            /* encode: framed in blocks of this size; 0 unframed */
+    unsigned char *dst;             /* decode: dst_len logical bytes go here (dst may be */
+    uint32_t dst_len;               /* src itself for bytes stored as they are) */
+    uint32_t want_crc;              /* decode: the stored bytes' CRC-32 */
     /* buffers, owned by the caller and grown as needed */
     unsigned char *out;
     size_t out_cap;
     unsigned char *tmp;
     size_t tmp_cap;
-    /* out */
-    const unsigned char *payload;   /* src (raw) or out */
-    uint32_t stored;
+    unsigned char *table;           /* encode, framed: the block table */
+    size_t table_cap;
+    /* out (encode) */
+    const unsigned char *payload;   /* what follows the table: src (raw) or out */
+    uint32_t table_len;             /* 0 unframed */
+    uint32_t stored;                /* the piece's payload: table_len + bytes at payload */
+    uint32_t crc;                   /* the record's checksum: of the payload, or the table */
     uint32_t coded;                 /* the codec's output size (even if stored raw) */
     uint8_t codec_used, filter_used;
-    double seconds;                 /* time spent encoding */
-    int rc;                         /* HCOMP_OK or an error code */
+    /* out (both) */
+    double seconds;                 /* time spent encoding or decoding */
+    int rc;                         /* HCOMP_OK or an error code; decode: HCOMP_E_CORRUPT */
+    int bad_crc;                    /* decode: the checksum did not match */
     int state;                      /* 0 queued, 1 running, 2 done */
 } hcomp_job;
 
-/* Encode one job in the calling thread. */
+/* Encode (or decode) one job in the calling thread. */
 void hcomp_job_encode(hcomp_job *job);
-/* Start encoding jobs[0..n) with up to threads-1 helper threads (threads 0: the
+void hcomp_job_run(hcomp_job *job);
+/* Start running jobs[0..n) with up to threads-1 helper threads (threads 0: the
  * number of cores). Jobs must stay valid until hcomp_jobs_wait returned for all. */
 void hcomp_jobs_start(hcomp_job *jobs, size_t n, unsigned threads);
-/* Wait until job i is done, encoding queued jobs meanwhile. */
+/* Wait until job i is done, running queued jobs meanwhile. */
 void hcomp_jobs_wait(hcomp_job *jobs, size_t n, size_t i);
 
 #endif

@@ -37,14 +37,14 @@ static int segment_index(const hcomp_file *f, uint64_t id)
 
 int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t seg_id,
                        uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
-                       unsigned filter, int level, hcomp_error *err)
+                       unsigned filter, int level, unsigned frame, hcomp_error *err)
 {
     uint64_t new_off;
     int rc = hcomp_segment_append(f, t, iov, iovcnt, &new_off, err);
     if (rc != HCOMP_OK)
         return rc;
     if (hcomp_map_encode_relocate(&f->batch, seg_id, old_off, f->tw[t].seg_id, new_off, stored,
-                                  crc, codec, filter, level) != 0)
+                                  crc, codec, filter, level, frame) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     return HCOMP_OK;
 }
@@ -64,9 +64,10 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
     if (rc != HCOMP_OK)
         return rc;
     uint64_t old_off = p->seg_off;
+    uint32_t block_size = hcomp_file_block_size(f);
+    uint64_t most = hcomp_piece_room_raw(f, p->raw_len);
     for (;;) {
-        int t = hcomp_first_fit(f, first_shared, HCOMP_PIECE_HEADER_SIZE + (uint64_t) p->raw_len,
-                                err, &rc);
+        int t = hcomp_first_fit(f, first_shared, most, err, &rc);
         if (rc != HCOMP_OK)
             return rc;
         if (t < 0)
@@ -85,17 +86,20 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
         job->codec = codec;
         job->level = level;
         job->filter = filter;
+        job->block_size = block_size;
         hcomp_job_encode(job);
         if (job->rc != HCOMP_OK)
             return hcomp_fail(err, job->rc, "%s: draining: encoding a piece failed", f->path);
         unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
-        hcomp_piece_header h = {p->start, p->raw_len, job->stored, job->codec_used, job->filter_used};
+        hcomp_piece_header h = {p->start, p->raw_len, job->stored, job->codec_used,
+                                job->filter_used, job->table_len > 0};
         hcomp_piece_header_encode(&h, hdr);
-        struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *) job->payload, job->stored}};
-        rc = hcomp_append_moved(f, t, iov, 2, seg_id, old_off, job->stored,
-                          hcomp_crc32(job->payload, job->stored), job->codec_used, job->filter_used,
+        struct iovec iov[3] = {{hdr, sizeof(hdr)}, {job->table, job->table_len},
+                               {(void *) job->payload, job->stored - job->table_len}};
+        rc = hcomp_append_moved(f, t, iov, 3, seg_id, old_off, job->stored, job->crc,
+                          job->codec_used, job->filter_used,
                           job->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN : job->level,
-                          err);
+                          job->table_len ? hcomp_frame_of_block_size(block_size) : 0, err);
         if (rc != HCOMP_E_NOSPC)
             return rc;          /* else that tier is marked full now: the next one */
     }
@@ -146,7 +150,7 @@ static int copy_piece(hcomp_file *f, int from, uint32_t idx, uint64_t seg_id, un
         }
         struct iovec iov[1] = {{*buf, (size_t) len}};
         rc = hcomp_append_moved(f, t, iov, 1, seg_id, p->seg_off, p->stored_len, p->crc, p->codec,
-                          p->filter, p->level, err);
+                          p->filter, p->level, p->frame, err);
         if (rc != HCOMP_E_NOSPC)
             return rc;          /* else that tier is marked full now: the next one */
     }
@@ -239,6 +243,7 @@ static int drain_pieces(hcomp_file *f, enum drain_what what, uint64_t max_bytes,
     free(buf);
     free(job.out);
     free(job.tmp);
+    free(job.table);
     free(live);
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);

@@ -118,6 +118,7 @@ int hcomp_drain_all(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *
     free(buf);
     free(job.out);
     free(job.tmp);
+    free(job.table);
     free(live);
     /* what moved is recorded even when a later piece failed: both copies are valid */
     hcomp_error aerr;

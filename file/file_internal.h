@@ -21,10 +21,12 @@
 #include "tiers/monitor.h"
 #include "tiers/tier_space.h"
 
-/* Decoded pieces kept per open file for reads: at most this many, and at most
- * HCOMP_READ_CACHE_BYTES of them (so large pieces get fewer slots). */
-#define HCOMP_READ_CACHE_SLOTS 8
+/* Decoded blocks (or unframed pieces) kept per open file for reads: at most this many,
+ * and at most HCOMP_READ_CACHE_BYTES of them (so large ones get fewer slots); and the
+ * block tables of the framed pieces read last. */
+#define HCOMP_READ_CACHE_SLOTS 32
 #define HCOMP_READ_CACHE_BYTES (32u << 20)
+#define HCOMP_TABLE_CACHE_SLOTS 16
 
 /* Logical files end at or before 2^48 bytes (the piece header's offset field). */
 #define HCOMP_PIECE_MAX_OFFSET_BYTES (UINT64_C(1) << 48)
@@ -46,6 +48,7 @@ typedef struct hcomp_piece {
     uint32_t stored_len, raw_len, crc;
     uint8_t codec, filter;
     int16_t level;       /* codec level, HCOMP_MAP_LEVEL_UNKNOWN if not recorded */
+    uint8_t frame;       /* 0 unframed (format 1), else framed in blocks (docs/FORMAT.md) */
     uint64_t start;      /* logical offset of its first extent (header check) */
 } hcomp_piece;
 
@@ -102,19 +105,34 @@ struct hcomp_file {
     double last_io;            /* hcomp_now() of the caller's last operation */
 
     /* reading */
-    unsigned char *rbuf;       /* stored bytes of one piece */
+    unsigned char *rbuf;       /* stored bytes of one piece, or of a read's blocks */
     size_t rbuf_cap;
     unsigned char *unfilter;   /* decoded bytes before the filter is undone */
     size_t unfilter_cap;
-    /* the logical bytes of the pieces decoded last (least recently used goes first):
-     * a piece's bytes never change, so entries stay valid until close */
+    /* the logical bytes of the blocks decoded last (least recently used goes first):
+     * a piece's bytes never change, so entries stay valid until the pieces are
+     * renumbered (a log snapshot) */
     struct hcomp_read_cache {
         unsigned char *buf;
         size_t cap;
         int64_t piece;         /* -1: empty */
+        uint32_t block;        /* 0 for an unframed piece */
         uint64_t used;         /* when last used (f->cache_tick) */
     } cache[HCOMP_READ_CACHE_SLOTS];
     uint64_t cache_tick;
+    /* block tables of framed pieces, by where the piece is and its checksum */
+    struct hcomp_table_cache {
+        uint64_t seg_id, seg_off, used;
+        uint32_t crc, nblocks;
+        int valid;
+        unsigned char *t;      /* the table's bytes */
+        uint64_t *at;          /* offset of each block's stored bytes in the payload */
+        size_t t_cap, at_cap;
+    } tables[HCOMP_TABLE_CACHE_SLOTS];
+    struct hcomp_read_unit *units;     /* a read's blocks to fetch and decode */
+    size_t units_cap;
+    hcomp_job *rjobs;                  /* their decode jobs */
+    size_t rjobs_cap;
 };
 
 /* The public file operations take f->lock (file/file_api.c) and call these. */
@@ -146,6 +164,11 @@ struct iovec;
  * batch, on first use); HCOMP_E_NOSPC when the tier is full (it is then skipped). */
 int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t *seg_off,
                          hcomp_error *err);
+/* The block size of the pieces this opener writes: 0 (unframed) in a version-1 file. */
+uint32_t hcomp_file_block_size(const hcomp_file *f);
+/* The most a piece of len logical bytes takes on a tier (stored as it is: header and
+ * block table included). */
+uint64_t hcomp_piece_room_raw(const hcomp_file *f, uint64_t len);
 int hcomp_first_fit(hcomp_file *f, int from, uint64_t need, hcomp_error *err, int *rc);
 /* Close this opener's tier writers (segments, reservations). */
 void hcomp_file_writers_close(hcomp_file *f);
@@ -172,7 +195,7 @@ void hcomp_drain_stop(hcomp_file *f);
  * when the tier turned out to be full (it is then marked so). */
 int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint64_t seg_id,
                        uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
-                       unsigned filter, int level, hcomp_error *err);
+                       unsigned filter, int level, unsigned frame, hcomp_error *err);
 
 /* file/open_lock.c: the openers' lock on the mapping file (0, or -1 with errno) */
 int hcomp_open_lock_shared(int fd);          /* waits while a reclaim runs */
@@ -247,6 +270,9 @@ int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_er
  * and check it: the header against the mapping file, the payload against its checksum. */
 int hcomp_piece_fetch(hcomp_file *f, uint32_t piece, unsigned char *hdr, unsigned char *payload,
                       hcomp_error *err);
+/* Forget every decoded block and table (the pieces are renumbered); free them too when
+ * release is set. */
+void hcomp_read_cache_clear(hcomp_file *f, int release);
 /* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before
  * allocating a buffer of its size. */
 int hcomp_piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err);

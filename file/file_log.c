@@ -142,6 +142,7 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
     p->codec = r->u.reloc.codec;
     p->filter = r->u.reloc.filter;
     p->level = (int16_t) r->u.reloc.level;
+    p->frame = (uint8_t) r->u.reloc.frame;
     return loc_insert(f, (uint32_t) idx);
 }
 
@@ -164,6 +165,7 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
     p->codec = r->u.piece.codec;
     p->filter = r->u.piece.filter;
     p->level = (int16_t) r->u.piece.level;
+    p->frame = (uint8_t) r->u.piece.frame;
     p->start = 0;
     for (uint32_t i = 0; i < r->u.piece.nextents; i++) {
         hcomp_map_extent me;

@@ -114,6 +114,7 @@ static void file_free(hcomp_file *f)
     for (size_t j = 0; j < f->njobs_cap; j++) {
         free(f->jobs[j].out);
         free(f->jobs[j].tmp);
+        free(f->jobs[j].table);
     }
     free(f->jobs);
     hcomp_file_writers_close(f);
@@ -123,8 +124,7 @@ static void file_free(hcomp_file *f)
     free(f->scratch);
     free(f->rbuf);
     free(f->unfilter);
-    for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
-        free(f->cache[i].buf);
+    hcomp_read_cache_clear(f, 1);
     hcomp_bytes_free(&f->batch);
     pthread_cond_destroy(&f->drain_wake);
     pthread_mutex_destroy(&f->lock);
@@ -171,8 +171,7 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
     }
     f->map_fd = -1;
-    for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
-        f->cache[i].piece = -1;
+    hcomp_read_cache_clear(f, 0);
     hcomp_engine_init(&f->eng, f->path, &f->cfg, f->tw, &f->stats);
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->drain_wake, NULL);

@@ -1,18 +1,45 @@
-/* Reading: replay what others appended, then copy from the pieces that overlap
- * the range (decoding each at most once; a piece read whole is decoded straight
- * into the caller's buffer, or read straight into it when stored uncompressed) and
- * zeros for holes. */
+/* Reading: replay what others appended, then fetch and decode only the blocks of the
+ * pieces that overlap the range (a version-1 piece is one block), on the worker pool,
+ * a window of stored bytes at a time: blocks the range covers whole are decoded straight
+ * into the caller's buffer (or read straight into it when stored as they are), the others
+ * into the cache of decoded blocks, from which the part asked for is copied. Holes read
+ * as zeros. */
 #include "file_internal.h"
 #include "common/util.h"
 #include "engine/filter.h"
+#include "engine/framing.h"
 #include "engine/engine.h"
 #include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+/* Stored bytes fetched per round of a read, at most (beyond its first block), and
+ * blocks decoded per round: what a read holds in memory besides the caller's buffer. */
+#define READ_WINDOW_BYTES (32u << 20)
+#define READ_WINDOW_UNITS 512u
+#define READ_RETRIES 64
+
+/* One block of a piece that a read fetches and decodes (an unframed piece is one). */
+typedef struct hcomp_read_unit {
+    uint32_t piece, block;
+    uint64_t at;             /* offset of its stored bytes in the segment */
+    uint32_t stored, raw, crc;
+    int as_is;               /* stored as it is: read straight to dst when direct */
+    int unframed;            /* a version-1 piece: its header is read and checked with it */
+    unsigned char *dst;      /* where the logical bytes go (caller's buffer or a cache slot) */
+    int slot;                /* cache slot filled, or -1 (direct) */
+    unsigned char *copy_to;  /* from a slot: copy_len bytes at copy_from go here */
+    uint32_t copy_from, copy_len;
+    uint64_t logical;        /* the first logical byte the read wanted of it */
+    unsigned char *src;      /* its stored bytes once fetched */
+    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
+} hcomp_read_unit;
 
 static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len, hcomp_error *err)
 {
@@ -38,24 +65,135 @@ static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t le
     return HCOMP_OK;
 }
 
-static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err);
+/* Emulated tiers are slow to read too. */
+static void emulate_read(hcomp_file *f, const hcomp_segment *s, uint64_t bytes, double t0)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
+            hcomp_tier_emulate(&f->cfg.tier[t], bytes, 0, t0);
+}
+
+static uint32_t piece_block_size(const hcomp_piece *p)
+{
+    return p->frame ? hcomp_frame_block_size(p->frame) : p->raw_len;
+}
 
 /* No writer makes a piece larger than the largest piece size, nor stores more than its
- * codec's bound of that: a record that says so is damaged (and must not make a reader
- * allocate gigabytes). */
+ * codec's bound of that (with its block table): a record that says so is damaged (and
+ * must not make a reader allocate gigabytes). */
 int hcomp_piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err)
 {
     const hcomp_codec *c = hcomp_codec_by_id(p->codec);
     if (c == NULL)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown codec id %u in the piece at logical "
                           "offset %llu", f->path, (unsigned) p->codec, (unsigned long long) p->start);
-    if (p->raw_len <= HCOMP_PIECE_SIZE_MAX && p->stored_len <= c->bound(p->raw_len))
+    uint64_t most = c->bound(p->raw_len);
+    if (p->frame != 0) {
+        uint32_t b = hcomp_frame_block_size(p->frame);
+        most = b == 0 ? 0 : hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, b)) +
+                            (uint64_t) hcomp_frame_bound(c, p->raw_len, b);
+    }
+    if (p->raw_len <= HCOMP_PIECE_SIZE_MAX && p->stored_len <= most)
         return HCOMP_OK;
     return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the mapping file names a piece of %u bytes "
                       "stored in %u at logical offset %llu, larger than any piece hcomp writes "
-                      "(%u bytes): it is damaged", f->path, (unsigned) p->raw_len,
-                      (unsigned) p->stored_len, (unsigned long long) p->start,
-                      (unsigned) HCOMP_PIECE_SIZE_MAX);
+                      "(%u bytes, or its framing is unknown): it is damaged", f->path,
+                      (unsigned) p->raw_len, (unsigned) p->stored_len,
+                      (unsigned long long) p->start, (unsigned) HCOMP_PIECE_SIZE_MAX);
+}
+
+static int header_matches(const unsigned char *hdr, const hcomp_piece *p)
+{
+    hcomp_piece_header h;
+    return hcomp_piece_header_decode(hdr, &h) == 0 && h.raw_len == p->raw_len &&
+           h.stored_len == p->stored_len && h.codec == p->codec && h.filter == p->filter &&
+           h.framed == (p->frame != 0) && h.start == (p->start & HCOMP_PIECE_MAX_OFFSET);
+}
+
+static int header_mismatch(hcomp_file *f, const hcomp_piece *p, hcomp_error *err)
+{
+    const hcomp_segment *s = &f->segs[p->seg];
+    return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece header at %llu of %s (tier \"%s\") does "
+                      "not match the mapping file", f->path, (unsigned long long) p->seg_off,
+                      s->path, s->tier);
+}
+
+int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned char *payload,
+                      hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    hcomp_segment *s = &f->segs[p->seg];
+    int rc = segment_fd(f, s, p->start, p->raw_len, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
+    /* the lengths come from the mapping file: the caller checked them before allocating */
+    if ((rc = hcomp_piece_size_ok(f, p, err)) != HCOMP_OK)
+        return rc;
+    double t0 = hcomp_now();
+    long long got = hcomp_pread2_full(s->fd, hdr, HCOMP_PIECE_HEADER_SIZE, payload, p->stored_len,
+                                      p->seg_off);
+    emulate_read(f, s, total, t0);
+    if (got < 0)
+        return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
+    if ((size_t) got < total)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece at %llu of %s (tier \"%s\") is truncated "
+                          "(%lld of %zu bytes); logical bytes from %llu cannot be read", f->path,
+                          (unsigned long long) p->seg_off, s->path, s->tier, got, total,
+                          (unsigned long long) p->start);
+    if (!header_matches(hdr, p))
+        return header_mismatch(f, p, err);
+    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
+    if (!hcomp_filter_fits(p->filter, c))
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: filter %u (unknown, or not one codec %s "
+                          "carries) in %s", f->path, (unsigned) p->filter, c->name, s->path);
+    int64_t bad = -1;
+    int ok = p->frame == 0
+                 ? hcomp_crc32(payload, p->stored_len) == p->crc
+                 : hcomp_crc32(payload, hcomp_block_table_size(hcomp_frame_blocks(
+                                            p->raw_len, piece_block_size(p)))) == p->crc &&
+                       hcomp_frame_decode(c, p->filter, payload, p->stored_len, p->raw_len,
+                                          piece_block_size(p), NULL, NULL, NULL, &bad) == HCOMP_OK;
+    if (!ok) {
+        uint64_t b = bad < 0 ? 0 : (uint64_t) bad * piece_block_size(p);
+        uint64_t e = bad < 0 ? p->raw_len : b + piece_block_size(p);
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: checksum mismatch in the piece at %llu of %s "
+                          "(tier \"%s\", logical bytes [%llu, %llu)): the stored data is damaged",
+                          f->path, (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) (p->start + b),
+                          (unsigned long long) (p->start + (e < p->raw_len ? e : p->raw_len)));
+    }
+    return HCOMP_OK;
+}
+
+/* The whole piece, checked and decoded into dst (drains and fsck). */
+static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    const hcomp_segment *s = &f->segs[p->seg];
+    /* the lengths come from the mapping file: check them before allocating for them */
+    int rc = hcomp_piece_size_ok(f, p, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, p->stored_len ? p->stored_len : 1) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
+    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
+    if ((rc = hcomp_piece_fetch(f, idx, hdr, f->rbuf, err)) != HCOMP_OK)
+        return rc;
+    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
+    int64_t bad;
+    rc = p->frame ? hcomp_frame_decode(c, p->filter, f->rbuf, p->stored_len, p->raw_len,
+                                       piece_block_size(p), dst, &f->unfilter, &f->unfilter_cap,
+                                       &bad)
+                  : hcomp_filter_decode(c, p->filter, f->rbuf, p->stored_len, dst, p->raw_len,
+                                        &f->unfilter, &f->unfilter_cap);
+    if (rc != HCOMP_OK)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
+                          "(tier \"%s\", logical bytes [%llu, %llu))", f->path, c->name,
+                          (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) p->start,
+                          (unsigned long long) (p->start + p->raw_len));
+    return HCOMP_OK;
 }
 
 int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
@@ -74,124 +212,415 @@ int hcomp_piece_load(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_erro
     return piece_load_once(f, idx, dst, err);
 }
 
-int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned char *payload,
-                      hcomp_error *err)
+/* ---- caches ------------------------------------------------------------------ */
+
+void hcomp_read_cache_clear(hcomp_file *f, int release)
 {
-    const hcomp_piece *p = &f->pieces[idx];
-    hcomp_segment *s = &f->segs[p->seg];
-    int rc = segment_fd(f, s, p->start, p->raw_len, err);
-    if (rc != HCOMP_OK)
-        return rc;
-    size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
-    /* the lengths come from the mapping file: the caller checked them before allocating */
-    if ((rc = hcomp_piece_size_ok(f, p, err)) != HCOMP_OK)
-        return rc;
-    double t0 = hcomp_now();
-    long long got = hcomp_pread2_full(s->fd, hdr, HCOMP_PIECE_HEADER_SIZE, payload, p->stored_len,
-                                      p->seg_off);
-    for (int t = 0; t < f->cfg.ntiers; t++)    /* emulated tiers are slow to read too */
-        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
-            hcomp_tier_emulate(&f->cfg.tier[t], total, 0, t0);
-    if (got < 0)
-        return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
-    hcomp_piece_header h;
-    if ((size_t) got < total)
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece at %llu of %s (tier \"%s\") is truncated "
-                          "(%lld of %zu bytes); logical bytes from %llu cannot be read", f->path,
-                          (unsigned long long) p->seg_off, s->path, s->tier, got, total,
-                          (unsigned long long) p->start);
-    if (hcomp_piece_header_decode(hdr, &h) != 0 || h.raw_len != p->raw_len ||
-        h.stored_len != p->stored_len || h.codec != p->codec || h.filter != p->filter ||
-        h.start != (p->start & HCOMP_PIECE_MAX_OFFSET))
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece header at %llu of %s (tier \"%s\") does "
-                          "not match the mapping file", f->path, (unsigned long long) p->seg_off,
-                          s->path, s->tier);
-    if (hcomp_crc32(payload, p->stored_len) != p->crc)
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: checksum mismatch in the piece at %llu of %s "
-                          "(tier \"%s\", logical bytes from %llu): the stored data is damaged",
-                          f->path, (unsigned long long) p->seg_off, s->path, s->tier,
-                          (unsigned long long) p->start);
-    if (hcomp_codec_by_id(p->codec) == NULL)
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: unknown codec id %u in %s", f->path,
-                          (unsigned) p->codec, s->path);
-    if (!hcomp_filter_fits(p->filter, hcomp_codec_by_id(p->codec)))
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: filter %u (unknown, or not one codec %s "
-                          "carries) in %s", f->path, (unsigned) p->filter,
-                          hcomp_codec_by_id(p->codec)->name, s->path);
-    return HCOMP_OK;
+    for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++) {
+        f->cache[i].piece = -1;
+        if (release) {
+            free(f->cache[i].buf);
+            f->cache[i].buf = NULL;
+            f->cache[i].cap = 0;
+        }
+    }
+    for (int i = 0; i < HCOMP_TABLE_CACHE_SLOTS; i++) {
+        f->tables[i].valid = 0;
+        if (release) {
+            free(f->tables[i].t);
+            free(f->tables[i].at);
+            f->tables[i].t = NULL;
+            f->tables[i].at = NULL;
+            f->tables[i].t_cap = f->tables[i].at_cap = 0;
+        }
+    }
+    if (release) {
+        for (size_t j = 0; j < f->rjobs_cap; j++)
+            free(f->rjobs[j].tmp);
+        free(f->rjobs);
+        free(f->units);
+        f->rjobs = NULL;
+        f->units = NULL;
+        f->rjobs_cap = f->units_cap = 0;
+    }
 }
 
-static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcomp_error *err)
-{
-    const hcomp_piece *p = &f->pieces[idx];
-    hcomp_segment *s = &f->segs[p->seg];
-    /* the lengths come from the mapping file: check them before allocating for them */
-    int rc = hcomp_piece_size_ok(f, p, err);
-    if (rc != HCOMP_OK)
-        return rc;
-    /* a piece stored as it is goes straight into dst (one copy fewer: on page-cache-speed
-     * tiers the copies are the cost); anything else is read whole, then decoded into dst */
-    int direct = p->codec == HCOMP_CODEC_NONE && p->filter == HCOMP_FILTER_NONE &&
-                 p->stored_len == p->raw_len;
-    if (!direct && hcomp_grow(&f->rbuf, &f->rbuf_cap, p->stored_len ? p->stored_len : 1) != 0)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
-    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
-    unsigned char *payload = direct ? dst : f->rbuf;
-    if ((rc = hcomp_piece_fetch(f, idx, hdr, payload, err)) != HCOMP_OK)
-        return rc;
-    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
-    if (direct)
-        return HCOMP_OK;
-    double t1 = hcomp_now();
-    if (hcomp_filter_decode(c, p->filter, payload, p->stored_len, dst, p->raw_len, &f->unfilter,
-                            &f->unfilter_cap) != HCOMP_OK)
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
-                          "(tier \"%s\", logical bytes [%llu, %llu))", f->path, c->name,
-                          (unsigned long long) p->seg_off, s->path, s->tier,
-                          (unsigned long long) p->start,
-                          (unsigned long long) (p->start + p->raw_len));
-    if (p->level != HCOMP_MAP_LEVEL_UNKNOWN)    /* a model is per codec and level */
-        hcomp_engine_read_feedback(&f->eng, p->codec, p->level, p->filter, p->raw_len,
-                                   p->stored_len, dst, hcomp_now() - t1);
-    return HCOMP_OK;
-}
+#define CACHE_FILLING (-2)    /* a slot a unit of this round decodes into */
 
-/* The cache slot holding piece idx, or -1. */
-static int cache_find(const hcomp_file *f, uint32_t idx)
+static int cache_find(const hcomp_file *f, uint32_t piece, uint32_t block)
 {
     for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
-        if (f->cache[i].piece == (int64_t) idx)
+        if (f->cache[i].piece == (int64_t) piece && f->cache[i].block == block)
             return i;
     return -1;
 }
 
-/* The logical bytes of a piece, through the cache of recently decoded pieces (readers
- * that hop between pieces, like data sieving or a subset of records, decode each once). */
-static int piece_bytes(hcomp_file *f, uint32_t idx, const unsigned char **out, hcomp_error *err)
+/* A slot for raw bytes that no unit of the round being planned fills: an empty one, else
+ * the least recently used; -1 when every slot is being filled. */
+static int cache_take(hcomp_file *f, uint32_t raw)
 {
-    int s = cache_find(f, idx);
-    if (s < 0) {
-        uint64_t raw = f->pieces[idx].raw_len ? f->pieces[idx].raw_len : 1;
-        int slots = (int) (HCOMP_READ_CACHE_BYTES / raw);
-        slots = slots < 1 ? 1 : slots > HCOMP_READ_CACHE_SLOTS ? HCOMP_READ_CACHE_SLOTS : slots;
-        s = 0;      /* an empty slot, else the least recently used */
-        for (int i = 1; i < slots && f->cache[s].piece >= 0; i++)
-            if (f->cache[i].piece < 0 || f->cache[i].used < f->cache[s].used)
-                s = i;
-        struct hcomp_read_cache *c = &f->cache[s];
-        c->piece = -1;
-        int rc = hcomp_piece_size_ok(f, &f->pieces[idx], err);
-        if (rc != HCOMP_OK)
-            return rc;
-        if (hcomp_grow(&c->buf, &c->cap, raw) != 0)
-            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-        rc = hcomp_piece_load(f, idx, c->buf, err);
-        if (rc != HCOMP_OK)
-            return rc;
-        c->piece = idx;
+    int slots = (int) (HCOMP_READ_CACHE_BYTES / (raw ? raw : 1));
+    slots = slots < 1 ? 1 : slots > HCOMP_READ_CACHE_SLOTS ? HCOMP_READ_CACHE_SLOTS : slots;
+    int s = -1;
+    for (int i = 0; i < slots; i++) {
+        const struct hcomp_read_cache *c = &f->cache[i];
+        if (c->piece == CACHE_FILLING)
+            continue;
+        if (c->piece < 0) {
+            s = i;
+            break;
+        }
+        if (s < 0 || c->used < f->cache[s].used)
+            s = i;
     }
+    if (s < 0 || hcomp_grow(&f->cache[s].buf, &f->cache[s].cap, raw ? raw : 1) != 0)
+        return -1;
+    f->cache[s].piece = CACHE_FILLING;
     f->cache[s].used = ++f->cache_tick;
-    *out = f->cache[s].buf;
+    return s;
+}
+
+/* The block table of framed piece idx, checked against its record (from the cache, or
+ * read with the piece header). */
+static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **out,
+                       hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    hcomp_segment *s = &f->segs[p->seg];
+    int slot = 0;       /* an empty slot, else the least recently used */
+    for (int i = 0; i < HCOMP_TABLE_CACHE_SLOTS; i++) {
+        struct hcomp_table_cache *t = &f->tables[i];
+        if (t->valid && t->seg_id == s->id && t->seg_off == p->seg_off && t->crc == p->crc) {
+            t->used = ++f->cache_tick;
+            *out = t;
+            return HCOMP_OK;
+        }
+        const struct hcomp_table_cache *b = &f->tables[slot];
+        if (b->valid && (!t->valid || t->used < b->used))
+            slot = i;
+    }
+    struct hcomp_table_cache *t = &f->tables[slot];
+    t->valid = 0;
+    uint32_t bs = piece_block_size(p), n = hcomp_frame_blocks(p->raw_len, bs);
+    size_t tlen = hcomp_block_table_size(n);
+    int rc = segment_fd(f, s, p->start, p->raw_len, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    if (tlen > p->stored_len || hcomp_grow(&t->t, &t->t_cap, HCOMP_PIECE_HEADER_SIZE + tlen) != 0 ||
+        hcomp_grow_array(&t->at, &t->at_cap, (size_t) n + 1, sizeof(*t->at)) != 0)
+        return tlen > p->stored_len ? header_mismatch(f, p, err)
+                                    : hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    double t0 = hcomp_now();
+    long long got = hcomp_pread_full(s->fd, t->t, HCOMP_PIECE_HEADER_SIZE + tlen, p->seg_off);
+    emulate_read(f, s, HCOMP_PIECE_HEADER_SIZE + tlen, t0);
+    if (got < 0)
+        return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
+    if ((size_t) got < HCOMP_PIECE_HEADER_SIZE + tlen)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece at %llu of %s (tier \"%s\") is truncated; "
+                          "logical bytes from %llu cannot be read", f->path,
+                          (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) p->start);
+    if (!header_matches(t->t, p))
+        return header_mismatch(f, p, err);
+    memmove(t->t, t->t + HCOMP_PIECE_HEADER_SIZE, tlen);
+    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
+    if (hcomp_crc32(t->t, tlen) != p->crc ||
+        hcomp_block_table_check(t->t, p->raw_len, bs, p->stored_len, c->bound) != 0 ||
+        !hcomp_filter_fits(p->filter, c))
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the block table of the piece at %llu of %s "
+                          "(tier \"%s\", logical bytes [%llu, %llu)) is damaged", f->path,
+                          (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) p->start,
+                          (unsigned long long) (p->start + p->raw_len));
+    t->at[0] = tlen;
+    for (uint32_t i = 0; i < n; i++)
+        t->at[i + 1] = t->at[i] + hcomp_block_stored(t->t, i);
+    t->nblocks = n;
+    t->seg_id = s->id;
+    t->seg_off = p->seg_off;
+    t->crc = p->crc;
+    t->valid = 1;
+    t->used = ++f->cache_tick;
+    *out = t;
+    return HCOMP_OK;
+}
+
+/* ---- a read, a window at a time ------------------------------------------------ */
+
+typedef struct read_window {
+    size_t n;                /* units */
+    uint64_t stored;         /* their stored bytes to fetch into f->rbuf */
+} read_window;
+
+static int add_unit(hcomp_file *f, read_window *w, const hcomp_read_unit *u, hcomp_error *err)
+{
+    if (hcomp_grow_array(&f->units, &f->units_cap, w->n + 1, sizeof(*f->units)) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    f->units[w->n++] = *u;
+    if (!(u->as_is && u->slot < 0))
+        w->stored += u->stored;
+    return HCOMP_OK;
+}
+
+/* Plan the blocks of piece idx that logical bytes [lo, hi) of it (the caller's out) need:
+ * copy those cached, queue the others. *done: how far it got before the window filled. */
+static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, uint32_t hi,
+                      unsigned char *out, uint32_t *done, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    uint32_t bs = piece_block_size(p);
+    struct hcomp_table_cache *t = NULL;
+    *done = lo;
+    /* the lengths come from the mapping file: check them before allocating for them */
+    int rc = hcomp_piece_size_ok(f, p, err);
+    if (rc != HCOMP_OK || (p->frame && (rc = piece_table(f, idx, &t, err)) != HCOMP_OK))
+        return rc;
+    for (uint32_t k = lo / bs; *done < hi; k++) {
+        uint32_t b0 = k * bs, raw = p->raw_len - b0 < bs ? p->raw_len - b0 : bs;
+        uint32_t a = *done, z = hi < b0 + raw ? hi : b0 + raw;
+        unsigned char *to = out + (a - lo);
+        int c = cache_find(f, idx, k);
+        if (c >= 0) {
+            memcpy(to, f->cache[c].buf + (a - b0), z - a);
+            f->cache[c].used = ++f->cache_tick;
+            *done = z;
+            continue;
+        }
+        hcomp_read_unit u = {0};
+        u.piece = idx;
+        u.block = k;
+        u.raw = raw;
+        u.unframed = t == NULL;
+        u.at = p->seg_off + HCOMP_PIECE_HEADER_SIZE + (t ? t->at[k] : 0);
+        u.stored = t ? (uint32_t) (t->at[k + 1] - t->at[k]) : p->stored_len;
+        u.crc = t ? hcomp_block_crc(t->t, k) : p->crc;
+        u.as_is = t ? u.stored == raw : p->codec == HCOMP_CODEC_NONE;
+        u.logical = p->start + a;
+        u.slot = -1;
+        if (w->n >= READ_WINDOW_UNITS ||
+            (w->n > 0 && w->stored + (u.as_is ? 0 : u.stored) > READ_WINDOW_BYTES))
+            return HCOMP_OK;    /* the window is full: the rest in the next one */
+        if (a == b0 && z == b0 + raw) {
+            u.dst = to;
+        } else {
+            u.slot = cache_take(f, raw);
+            if (u.slot < 0) {
+                if (w->n > 0)
+                    return HCOMP_OK;
+                return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
+            }
+            u.dst = f->cache[u.slot].buf;
+            u.copy_to = to;
+            u.copy_from = a - b0;
+            u.copy_len = z - a;
+        }
+        if ((rc = add_unit(f, w, &u, err)) != HCOMP_OK)
+            return rc;
+        *done = z;
+    }
+    return HCOMP_OK;
+}
+
+/* Read the stored bytes of units [i, j) (one segment, contiguous) with one call. */
+static int fetch_run(hcomp_file *f, size_t i, size_t j, unsigned char *stage, hcomp_error *err)
+{
+    hcomp_read_unit *u = &f->units[i];
+    const hcomp_piece *p = &f->pieces[u->piece];
+    hcomp_segment *s = &f->segs[p->seg];
+    int rc = segment_fd(f, s, u->logical, u->raw, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    struct iovec iov[2];
+    int n = 0;
+    uint64_t at = u->at, len = 0;
+    if (u->unframed) {
+        iov[n++] = (struct iovec) {u->hdr, HCOMP_PIECE_HEADER_SIZE};
+        at -= HCOMP_PIECE_HEADER_SIZE;
+    }
+    for (size_t k = i; k < j; k++)
+        len += f->units[k].stored;
+    unsigned char *into = u->as_is && u->slot < 0 ? u->dst : stage;
+    iov[n++] = (struct iovec) {into, (size_t) len};
+    size_t total = (u->unframed ? HCOMP_PIECE_HEADER_SIZE : 0) + (size_t) len;
+    double t0 = hcomp_now();
+    size_t got = 0;
+    while (got < total) {
+        ssize_t r = preadv(s->fd, iov, n, (off_t) (at + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            emulate_read(f, s, got, t0);
+            if (r < 0)
+                return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path,
+                                        s->path, s->tier);
+            return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the piece at %llu of %s (tier \"%s\") "
+                              "is truncated; logical bytes from %llu cannot be read", f->path,
+                              (unsigned long long) p->seg_off, s->path, s->tier,
+                              (unsigned long long) u->logical);
+        }
+        got += (size_t) r;
+        for (int v = 0; v < n && r > 0; v++) {
+            size_t k = (size_t) r < iov[v].iov_len ? (size_t) r : iov[v].iov_len;
+            iov[v].iov_base = (char *) iov[v].iov_base + k;
+            iov[v].iov_len -= k;
+            r -= (ssize_t) k;
+        }
+    }
+    emulate_read(f, s, total, t0);
+    if (u->unframed && !header_matches(u->hdr, p))
+        return header_mismatch(f, p, err);
+    for (size_t k = i; k < j; k++) {
+        f->units[k].src = into;
+        into += f->units[k].stored;
+    }
+    return HCOMP_OK;
+}
+
+/* Whether unit k continues unit k-1's read: same segment, next bytes, and both go to the
+ * staging buffer, or both straight to consecutive bytes of the caller's buffer. */
+static int continues(const hcomp_file *f, size_t k)
+{
+    const hcomp_read_unit *a = &f->units[k - 1], *b = &f->units[k];
+    int a_direct = a->as_is && a->slot < 0, b_direct = b->as_is && b->slot < 0;
+    return !a->unframed && !b->unframed &&
+           f->pieces[a->piece].seg == f->pieces[b->piece].seg && a->at + a->stored == b->at &&
+           a_direct == b_direct && (!a_direct || a->dst + a->raw == b->dst);
+}
+
+static int unit_failed(hcomp_file *f, const hcomp_read_unit *u, const hcomp_job *j,
+                       hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[u->piece];
+    const hcomp_segment *s = &f->segs[p->seg];
+    uint64_t b0 = p->start + (uint64_t) u->block * piece_block_size(p);
+    if (j->bad_crc)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: checksum mismatch in the piece at %llu of %s "
+                          "(tier \"%s\", logical bytes [%llu, %llu)): the stored data is damaged",
+                          f->path, (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) b0, (unsigned long long) (b0 + u->raw));
+    return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
+                      "(tier \"%s\", logical bytes [%llu, %llu))", f->path,
+                      hcomp_codec_by_id(p->codec)->name, (unsigned long long) p->seg_off, s->path,
+                      s->tier, (unsigned long long) b0, (unsigned long long) (b0 + u->raw));
+}
+
+/* Fetch and decode the window's units; *failed: the logical offset of the first that
+ * failed (the bytes before it are in place). */
+static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_error *err)
+{
+    int rc = HCOMP_OK;
+    if (w->n == 0)
+        return rc;
+    size_t had = f->rjobs_cap;
+    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, w->stored ? w->stored : 1) != 0 ||
+        hcomp_grow_array(&f->rjobs, &f->rjobs_cap, w->n, sizeof(*f->rjobs)) != 0) {
+        *failed = f->units[0].logical;
+        for (size_t k = 0; k < w->n; k++)
+            if (f->units[k].slot >= 0)
+                f->cache[f->units[k].slot].piece = -1;
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
+    }
+    memset(f->rjobs + had, 0, (f->rjobs_cap - had) * sizeof(*f->rjobs));
+    /* 1: the stored bytes, one read per run of neighbours */
+    unsigned char *stage = f->rbuf;
+    size_t fetched = 0;
+    for (size_t i = 0; i < w->n && rc == HCOMP_OK;) {
+        size_t j = i + 1;
+        while (j < w->n && continues(f, j))
+            j++;
+        rc = fetch_run(f, i, j, stage, err);
+        if (rc == HCOMP_OK && !(f->units[i].as_is && f->units[i].slot < 0))
+            for (size_t k = i; k < j; k++)
+                stage += f->units[k].stored;
+        fetched = rc == HCOMP_OK ? j : i;
+        i = j;
+    }
+    /* 2: checked and decoded on the pool */
+    for (size_t k = 0; k < fetched; k++) {
+        const hcomp_read_unit *u = &f->units[k];
+        const hcomp_piece *p = &f->pieces[u->piece];
+        hcomp_job *j = &f->rjobs[k];
+        j->decode = 1;
+        j->src = u->src;
+        j->len = u->stored;
+        j->codec = u->as_is ? HCOMP_CODEC_NONE : p->codec;
+        j->filter = u->as_is ? HCOMP_FILTER_NONE : p->filter;
+        j->dst = u->dst;
+        j->dst_len = u->raw;
+        j->want_crc = u->crc;
+    }
+    if (fetched > 0)
+        hcomp_jobs_start(f->rjobs, fetched, f->opts.threads);
+    for (size_t k = 0; k < fetched; k++)
+        hcomp_jobs_wait(f->rjobs, fetched, k);
+    /* 3: in order: the parts wanted of cached blocks, feedback, the first failure */
+    int64_t fed = -1;
+    for (size_t k = 0; k < w->n; k++) {
+        hcomp_read_unit *u = &f->units[k];
+        if (k >= fetched || f->rjobs[k].rc != HCOMP_OK) {
+            if (k < fetched)
+                rc = unit_failed(f, u, &f->rjobs[k], err);
+            *failed = u->logical;
+            for (; k < w->n; k++)
+                if (f->units[k].slot >= 0)
+                    f->cache[f->units[k].slot].piece = -1;
+            return rc;
+        }
+        if (u->slot >= 0) {
+            f->cache[u->slot].piece = u->piece;
+            f->cache[u->slot].block = u->block;
+            memcpy(u->copy_to, u->dst + u->copy_from, u->copy_len);
+        }
+        const hcomp_piece *p = &f->pieces[u->piece];
+        if (!u->as_is && p->level != HCOMP_MAP_LEVEL_UNKNOWN && fed != (int64_t) u->piece) {
+            fed = u->piece;     /* a model is per codec and level; once per piece a round */
+            hcomp_engine_read_feedback(&f->eng, p->codec, p->level, p->filter, u->raw,
+                                       u->stored, u->dst, f->rjobs[k].seconds);
+        }
+    }
+    return HCOMP_OK;
+}
+
+/* Read [cur, end) of the file into out (which holds [off, end)); *failed as above. */
+static int read_range(hcomp_file *f, unsigned char *out, uint64_t off, uint64_t cur, uint64_t end,
+                      uint64_t *failed, hcomp_error *err)
+{
+    size_t i = hcomp_extent_map_find(&f->map, cur);
+    while (cur < end) {
+        read_window w = {0, 0};
+        int rc = HCOMP_OK;
+        uint64_t planned = cur;
+        while (planned < end && rc == HCOMP_OK) {
+            const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
+            if (e == NULL || e->off > planned) {        /* a hole */
+                uint64_t stop = (e && e->off < end) ? e->off : end;
+                memset(out + (planned - off), 0, (size_t) (stop - planned));
+                planned = stop;
+                continue;
+            }
+            uint64_t stop = e->off + e->len < end ? e->off + e->len : end;
+            uint32_t lo = (uint32_t) (e->piece_off + (planned - e->off));
+            uint32_t hi = (uint32_t) (lo + (stop - planned)), done;
+            rc = plan_piece(f, &w, e->piece, lo, hi, out + (planned - off), &done, err);
+            if (rc != HCOMP_OK) {
+                *failed = planned;
+                break;
+            }
+            planned += done - lo;
+            if (done < hi)
+                break;          /* the window is full */
+            i++;
+        }
+        uint64_t failed_run = UINT64_MAX;
+        int rrc = run_window(f, &w, &failed_run, err);
+        if (rrc != HCOMP_OK) {
+            *failed = failed_run;
+            return rrc;
+        }
+        if (rc != HCOMP_OK)
+            return rc;
+        cur = planned;
+    }
     return HCOMP_OK;
 }
 
@@ -208,40 +637,24 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
     if (off >= f->size || len == 0)
         return HCOMP_OK;
     uint64_t end = f->size - off < len ? f->size : off + len;
-    unsigned char *out = buf;
     uint64_t cur = off;
-    size_t i = hcomp_extent_map_find(&f->map, off);
-    int retries = 0;
-    while (cur < end) {
-        const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
-        if (e == NULL || e->off > cur) {        /* a hole */
-            uint64_t stop = (e && e->off < end) ? e->off : end;
-            memset(out + (cur - off), 0, (size_t) (stop - cur));
-            cur = stop;
-            continue;
-        }
-        uint64_t stop = e->off + e->len < end ? e->off + e->len : end;
-        uint64_t in_piece = e->piece_off + (cur - e->off);
-        uint32_t piece = e->piece;
-        const hcomp_piece *p = &f->pieces[piece];
-        uint64_t generation = f->generation;
-        if (in_piece == 0 && stop - cur == p->raw_len && cache_find(f, piece) < 0) {
-            rc = hcomp_piece_load(f, piece, out + (cur - off), err);
-        } else {
-            const unsigned char *bytes = NULL;
-            rc = piece_bytes(f, piece, &bytes, err);
-            if (rc == HCOMP_OK)
-                memcpy(out + (cur - off), bytes + in_piece, (size_t) (stop - cur));
-        }
-        if (rc != HCOMP_OK && (generation == f->generation || ++retries > 64))
-            return rc;
+    for (int retries = 0;; retries++) {
+        uint64_t generation = f->generation, failed = cur;
+        rc = read_range(f, buf, off, cur, end, &failed, err);
         if (rc == HCOMP_OK)
-            cur = stop;
-        /* else the retry replayed new records: another writer overwrote the piece (and
-         * freed its space) or moved it; and whenever the map changed, the rest of the
-         * read goes on from here on the new one (what was read stays: a read racing
-         * with writes of other processes sees some of each, as MPI allows) */
-        i = generation == f->generation ? i + 1 : hcomp_extent_map_find(&f->map, cur);
+            break;
+        /* another writer may have overwritten the piece (and freed its space) or moved it:
+         * replay, and if the map changed, the rest of the read goes on from where it
+         * failed on the new one (what was read stays: a read racing with writes of other
+         * processes sees some of each, as MPI allows) */
+        hcomp_error again;
+        if (retries >= READ_RETRIES || hcomp_log_refresh(f, &again) != HCOMP_OK ||
+            generation == f->generation)
+            return rc;
+        cur = failed < cur ? cur : failed;
+        if (cur >= end)
+            break;
+        hcomp_ok(err);
     }
     *nread = end - off;
     return HCOMP_OK;

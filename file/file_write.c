@@ -60,7 +60,7 @@ static int first_fit_part(hcomp_file *f, int from, uint64_t need, hcomp_error *e
 {
     *rc = HCOMP_OK;
     for (int t = from; t < f->cfg.ntiers; t++) {
-        uint64_t floor = HCOMP_PIECE_HEADER_SIZE + hcomp_min_part(&f->cfg.tier[t]);
+        uint64_t floor = hcomp_piece_room_raw(f, hcomp_min_part(&f->cfg.tier[t]));
         int got = hcomp_first_fit(f, t, need < floor ? need : floor, err, rc);
         if (*rc != HCOMP_OK)
             return -1;
@@ -81,6 +81,18 @@ static int no_space(hcomp_file *f, uint64_t need, hcomp_error *err)
     return hcomp_fail(err, HCOMP_E_NOSPC, "%s: no tier can take a %llu-byte piece (%s); "
                       "raise a tier's capacity in %s, free space or repair the tier", f->path,
                       (unsigned long long) need, tiers, f->cfg.source);
+}
+
+uint32_t hcomp_file_block_size(const hcomp_file *f)
+{
+    return f->hdr.version >= 2 ? f->opts.block_size : 0;
+}
+
+uint64_t hcomp_piece_room_raw(const hcomp_file *f, uint64_t len)
+{
+    uint32_t b = hcomp_file_block_size(f);
+    uint64_t n = b ? (len + b - 1) / b : 0;
+    return HCOMP_PIECE_HEADER_SIZE + len + (b ? HCOMP_BLOCK_TABLE_FIXED + HCOMP_BLOCK_ENTRY * n : 0);
 }
 
 void hcomp_file_writers_close(hcomp_file *f)
@@ -175,18 +187,21 @@ static int store(hcomp_file *f, int t, uint64_t start, uint32_t raw_len, const h
                  hcomp_error *err)
 {
     unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
-    hcomp_piece_header h = {start, raw_len, p->stored, p->codec_used, p->filter_used};
+    hcomp_piece_header h = {start, raw_len, p->stored, p->codec_used, p->filter_used,
+                            p->table_len > 0};
     hcomp_piece_header_encode(&h, hdr);
-    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *) p->payload, p->stored}};
+    struct iovec iov[3] = {{hdr, sizeof(hdr)}, {p->table, p->table_len},
+                           {(void *) p->payload, p->stored - p->table_len}};
     size_t total = sizeof(hdr) + p->stored;
     uint64_t seg_off;
-    int rc = hcomp_segment_append(f, t, iov, 2, &seg_off, err);
+    int rc = hcomp_segment_append(f, t, iov, 3, &seg_off, err);
     if (rc != HCOMP_OK)
         return rc;
     hcomp_map_extent e = {start, raw_len, 0};
-    if (hcomp_map_encode_piece(&f->batch, f->tw[t].seg_id, seg_off, p->stored, raw_len,
-                               hcomp_crc32(p->payload, p->stored), p->codec_used, p->filter_used,
+    if (hcomp_map_encode_piece(&f->batch, f->tw[t].seg_id, seg_off, p->stored, raw_len, p->crc,
+                               p->codec_used, p->filter_used,
                                p->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN : p->level,
+                               p->table_len ? hcomp_frame_of_block_size(p->block_size) : 0,
                                &e, 1) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     hcomp_file_stats *s = &f->stats;
@@ -226,8 +241,10 @@ static int store_spilling(hcomp_file *f, int from, uint64_t start, hcomp_job *jo
             return no_space(f, need, err);
         if (f->tw[t].budget < need) {
             /* fill this tier with the largest 4 KiB multiple it holds even raw */
-            uint64_t room = f->tw[t].budget - HCOMP_PIECE_HEADER_SIZE;
-            job->len = (uint32_t) (room / HCOMP_PIECE_ALIGN * HCOMP_PIECE_ALIGN);
+            uint64_t fit = f->tw[t].budget / HCOMP_PIECE_ALIGN * HCOMP_PIECE_ALIGN;
+            while (fit > 0 && hcomp_piece_room_raw(f, fit) > f->tw[t].budget)
+                fit -= HCOMP_PIECE_ALIGN;
+            job->len = (uint32_t) fit;
             reencode = 1;
             continue;
         }
@@ -380,6 +397,8 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
             job->codec = d[w0 + k].codec;
             job->level = d[w0 + k].level;
             job->filter = d[w0 + k].filter;
+            job->decode = 0;
+            job->block_size = hcomp_file_block_size(f);
         }
         hcomp_jobs_start(jobs, njobs, f->opts.threads);
         for (size_t k = 0; k < njobs; k++) {

@@ -8,6 +8,7 @@
  * decided. Sizes set by truncation or preallocation are not in the pieces and are lost. */
 #include "fsck_internal.h"
 #include "engine/filter.h"
+#include "engine/framing.h"
 #include "options.h"
 
 #include <dirent.h>
@@ -173,6 +174,7 @@ static int by_mtime(const void *a, const void *b)
 
 /* Is there a valid piece at off? Reads and decodes it; fills h and crc. */
 static int piece_at(int fd, uint64_t off, uint64_t size, hcomp_piece_header *h, uint32_t *crc,
+                    unsigned *frame,
                     unsigned char **buf, size_t *cap, unsigned char **raw, size_t *rcap)
 {
     unsigned char hb[HCOMP_PIECE_HEADER_SIZE];
@@ -180,10 +182,11 @@ static int piece_at(int fd, uint64_t off, uint64_t size, hcomp_piece_header *h, 
         || hcomp_piece_header_decode(hb, h) != 0)
         return 0;
     const hcomp_codec *c = hcomp_codec_by_id(h->codec);
+    /* a framed piece's table is checked whole by hcomp_frame_decode below */
+    uint64_t most = c == NULL ? 0 : h->framed ? (uint64_t) HCOMP_PIECE_SIZE_MAX * 2 : c->bound(h->raw_len);
     if (c == NULL || !hcomp_filter_fits(h->filter, c) || h->raw_len == 0 ||
         h->stored_len > size - off - sizeof(hb) || h->raw_len > HCOMP_PIECE_SIZE_MAX ||
-        h->stored_len > c->bound(h->raw_len) ||
-        h->start + h->raw_len > HCOMP_PIECE_MAX_OFFSET + 1)
+        h->stored_len > most || h->start + h->raw_len > HCOMP_PIECE_MAX_OFFSET + 1)
         return 0;
     if (hcomp_grow(buf, cap, h->stored_len ? h->stored_len : 1) != 0 ||
         hcomp_grow(raw, rcap, h->raw_len) != 0 ||
@@ -191,12 +194,22 @@ static int piece_at(int fd, uint64_t off, uint64_t size, hcomp_piece_header *h, 
         return 0;
     unsigned char *tmp = NULL;
     size_t tmp_cap = 0;
-    int rc = hcomp_filter_decode(c, h->filter, *buf, h->stored_len, *raw, h->raw_len, &tmp,
-                                 &tmp_cap);
+    int64_t bad;
+    int rc = h->framed ? hcomp_frame_decode(c, h->filter, *buf, h->stored_len, h->raw_len, 0,
+                                            *raw, &tmp, &tmp_cap, &bad)
+                       : hcomp_filter_decode(c, h->filter, *buf, h->stored_len, *raw, h->raw_len,
+                                             &tmp, &tmp_cap);
     free(tmp);
     if (rc != HCOMP_OK)
         return 0;
-    *crc = hcomp_crc32(*buf, h->stored_len);
+    *frame = 0;
+    if (h->framed) {    /* checked: the table's block size is a valid one */
+        uint32_t bs = hcomp_get_u32(*buf);
+        *frame = hcomp_frame_of_block_size(bs);
+        *crc = hcomp_crc32(*buf, hcomp_block_table_size(hcomp_frame_blocks(h->raw_len, bs)));
+    } else {
+        *crc = hcomp_crc32(*buf, h->stored_len);
+    }
     return 1;
 }
 
@@ -257,14 +270,15 @@ static int records_from_pieces(rebuild *rb, hcomp_bytes *recs, const hcomp_tool_
         while (off < s->size && rc == HCOMP_OK) {
             hcomp_piece_header h;
             uint32_t crc;
-            int ok = piece_at(fd, off, s->size, &h, &crc, &buf, &cap, &raw, &rcap);
+            unsigned frame;
+            int ok = piece_at(fd, off, s->size, &h, &crc, &frame, &buf, &cap, &raw, &rcap);
             if (!ok) {
                 uint64_t q = skip_zeros(fd, off, s->size);
                 if (q == s->size)
                     break;              /* zeros to the end: nothing lost */
                 /* a header begins with up to 7 zero bytes before its version byte */
                 for (uint64_t p = q >= off + 7 ? q - 7 : off; p <= q && !ok; p++)
-                    if ((ok = piece_at(fd, p, s->size, &h, &crc, &buf, &cap, &raw, &rcap)))
+                    if ((ok = piece_at(fd, p, s->size, &h, &crc, &frame, &buf, &cap, &raw, &rcap)))
                         off = p;
                 if (!ok) {
                     res->lost_segment_bytes += s->size - off;
@@ -292,7 +306,7 @@ static int records_from_pieces(rebuild *rb, hcomp_bytes *recs, const hcomp_tool_
             hcomp_extent x = {h.start, h.raw_len, (uint32_t) i, 0};
             if (rc == HCOMP_OK &&
                 (hcomp_map_encode_piece(recs, s->id, off, h.stored_len, h.raw_len, crc, h.codec,
-                                        h.filter, HCOMP_MAP_LEVEL_UNKNOWN, &e, 1) != 0 ||
+                                        h.filter, HCOMP_MAP_LEVEL_UNKNOWN, frame, &e, 1) != 0 ||
                  hcomp_extent_map_insert(&m, &x) != 0))
                 rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", rb->path);
             res->found_pieces++;

@@ -102,7 +102,7 @@ static int snapshot_records(hcomp_file *f, const hcomp_seg_use *use, const unsig
             break;
         }
         if (hcomp_map_encode_piece(out, f->segs[p->seg].id, p->seg_off, p->stored_len,
-                                   p->raw_len, p->crc, p->codec, p->filter, p->level,
+                                   p->raw_len, p->crc, p->codec, p->filter, p->level, p->frame,
                                    ext + first[i], (uint32_t) count[i]) != 0)
             rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     }
@@ -156,8 +156,7 @@ static int reopen_log(hcomp_file *f, hcomp_error *err)
     f->size = 0;
     f->skipped = f->lost_records = f->lost_at = f->tail_stats = 0;
     f->generation++;
-    for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
-        f->cache[i].piece = -1;
+    hcomp_read_cache_clear(f, 0);
     return hcomp_log_refresh(f, err);
 }
 

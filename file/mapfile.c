@@ -50,10 +50,10 @@ int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_hea
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: hcomp mapping file truncated in its header "
                           "(%zu of %d bytes)", path, avail, HCOMP_MAP_HEADER_SIZE);
     uint32_t version = hcomp_get_u32(in + 8);
-    if (version != HCOMP_MAP_VERSION)
+    if (version < HCOMP_MAP_VERSION_MIN || version > HCOMP_MAP_VERSION)
         return hcomp_fail(err, HCOMP_E_VERSION, "%s: hcomp mapping file format version %u; this "
-                          "library reads version %d (upgrade hcomp to read it)", path,
-                          (unsigned) version, HCOMP_MAP_VERSION);
+                          "library reads versions %d to %d (upgrade hcomp to read it)", path,
+                          (unsigned) version, HCOMP_MAP_VERSION_MIN, HCOMP_MAP_VERSION);
     if (hcomp_get_u32(in + 60) != hcomp_crc32(in, 60) || hcomp_get_u32(in + 12) != HCOMP_MAP_HEADER_SIZE)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: hcomp mapping file header is corrupt "
                           "(checksum mismatch)", path);
@@ -116,11 +116,12 @@ int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, cons
 }
 
 /* Two bytes, once reserved and zero: bit 0 of the first says the second is the codec
- * level (int8). Readers of files without it see "unknown". */
-static void put_level(unsigned char *p, int level)
+ * level (int8); bits 4..7 of the first are the framing (format version 2). Readers of
+ * files without them see "unknown" and "unframed". */
+static void put_flags(unsigned char *p, int level, unsigned frame)
 {
     int known = level != HCOMP_MAP_LEVEL_UNKNOWN && level >= -128 && level <= 127;
-    p[0] = known ? 1 : 0;
+    p[0] = (unsigned char) ((known ? 1 : 0) | ((frame & 0x0f) << 4));
     p[1] = known ? (unsigned char) (int8_t) level : 0;
 }
 
@@ -131,8 +132,8 @@ static int get_level(const unsigned char *p)
 
 int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
                            uint32_t stored_len, uint32_t raw_len, uint32_t crc, uint8_t codec,
-                           uint8_t filter, int level, const hcomp_map_extent *ext,
-                           uint32_t nextents)
+                           uint8_t filter, int level, unsigned frame,
+                           const hcomp_map_extent *ext, uint32_t nextents)
 {
     size_t payload = HCOMP_MAP_PIECE_FIXED + (size_t) nextents * HCOMP_MAP_EXTENT_SIZE;
     unsigned char *p = frame_begin(b, HCOMP_REC_PIECE, payload);
@@ -145,7 +146,7 @@ int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
     hcomp_put_u32(p + 24, crc);
     p[28] = codec;
     p[29] = filter;
-    put_level(p + 30, level);
+    put_flags(p + 30, level, frame);
     hcomp_put_u32(p + 32, nextents);
     for (uint32_t i = 0; i < nextents; i++) {
         unsigned char *e = p + HCOMP_MAP_PIECE_FIXED + (size_t) i * HCOMP_MAP_EXTENT_SIZE;
@@ -182,7 +183,8 @@ int hcomp_map_encode_stats(hcomp_bytes *b, const char *json)
 
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
                               uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
-                              uint32_t crc, uint8_t codec, uint8_t filter, int level)
+                              uint32_t crc, uint8_t codec, uint8_t filter, int level,
+                              unsigned frame)
 {
     unsigned char *p = frame_begin(b, HCOMP_REC_RELOCATE, 44);
     if (p == NULL)
@@ -195,7 +197,7 @@ int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off
     hcomp_put_u32(p + 36, crc);
     p[40] = codec;
     p[41] = filter;
-    put_level(p + 42, level);
+    put_flags(p + 42, level, frame);
     frame_end(b, 44);
     return 0;
 }
@@ -243,6 +245,9 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             rec->u.piece.codec = p[28];
             rec->u.piece.filter = p[29];
             rec->u.piece.level = get_level(p + 30);
+            rec->u.piece.frame = p[30] >> 4;
+            if (p[30] & 0x0e)
+                return -1;
             rec->u.piece.nextents = hcomp_get_u32(p + 32);
             rec->u.piece.extents = p + HCOMP_MAP_PIECE_FIXED;
             if ((uint64_t) HCOMP_MAP_PIECE_FIXED +
@@ -275,6 +280,9 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             rec->u.reloc.codec = p[40];
             rec->u.reloc.filter = p[41];
             rec->u.reloc.level = get_level(p + 42);
+            rec->u.reloc.frame = p[42] >> 4;
+            if (p[42] & 0x0e)
+                return -1;
             return 0;
         case HCOMP_REC_STATS:
             rec->u.stats.json = (const char *) p;

@@ -10,7 +10,8 @@
 #include "hcomp_error.h"
 
 #define HCOMP_MAP_MAGIC "HCOMPMAP"
-#define HCOMP_MAP_VERSION 1
+#define HCOMP_MAP_VERSION 2          /* what new files get */
+#define HCOMP_MAP_VERSION_MIN 1      /* the oldest this library reads and writes */
 #define HCOMP_MAP_HEADER_SIZE 64
 #define HCOMP_MAP_RECORD_MAGIC 0x31524348u /* "HCR1" */
 #define HCOMP_MAP_FRAME_SIZE 16            /* 12 before the payload, 4 after */
@@ -51,6 +52,7 @@ typedef struct hcomp_map_record {
             uint32_t stored_len, raw_len, crc;
             uint8_t codec, filter;
             int level;          /* HCOMP_MAP_LEVEL_UNKNOWN when not recorded */
+            unsigned frame;     /* 0 unframed, else blocks of hcomp_frame_block_size */
             uint32_t nextents;
             const unsigned char *extents; /* nextents x 16 bytes; see hcomp_map_extent_at */
         } piece;
@@ -67,6 +69,7 @@ typedef struct hcomp_map_record {
             uint32_t stored_len, crc;   /* the piece as stored at its new place */
             uint8_t codec, filter;
             int level;
+            unsigned frame;
         } reloc;
     } u;
 } hcomp_map_record;
@@ -94,18 +97,20 @@ int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_hea
 /* Encoders append one framed record; they return 0 or -1 (out of memory). */
 int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, const char *dir,
                              const char *file, const char *node, unsigned flags);
-/* level: the codec level the piece was compressed with (it tells the cost model which
+/* frame: 0 (unframed) or the piece's framing (docs/FORMAT.md);
+ * level: the codec level the piece was compressed with (it tells the cost model which
  * model a decoding time measured on a read belongs to), or HCOMP_MAP_LEVEL_UNKNOWN */
 #define HCOMP_MAP_LEVEL_UNKNOWN (-1000)
 int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
                            uint32_t stored_len, uint32_t raw_len, uint32_t crc, uint8_t codec,
-                           uint8_t filter, int level, const hcomp_map_extent *ext,
-                           uint32_t nextents);
+                           uint8_t filter, int level, unsigned frame,
+                           const hcomp_map_extent *ext, uint32_t nextents);
 int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode);
 int hcomp_map_encode_stats(hcomp_bytes *b, const char *json);
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
                               uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
-                              uint32_t crc, uint8_t codec, uint8_t filter, int level);
+                              uint32_t crc, uint8_t codec, uint8_t filter, int level,
+                              unsigned frame);
 
 enum hcomp_map_next_result {
     HCOMP_MAP_RECORD = 0,   /* *rec holds the record at *pos; *pos moved past it */

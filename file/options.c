@@ -1,5 +1,6 @@
 /* Parsing, defaults and listing of the hcomp_* hints. */
 #include "options.h"
+#include "tiers/piece_header.h"
 #include "common/util.h"
 
 #include <ctype.h>
@@ -251,6 +252,22 @@ static void opt_show_piece_size(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", (unsigned) o->piece_size);
 }
 
+static int opt_parse_block_size(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    uint64_t n;
+    if (hcomp_parse_size(v, &n) != 0 || n > HCOMP_BLOCK_MAX ||
+        hcomp_frame_of_block_size((uint32_t) n) == 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": must be a power of two "
+                          "between 4KiB and 64MiB (e.g. 262144 or 64KiB)", key, v);
+    o->block_size = (uint32_t) n;
+    return HCOMP_OK;
+}
+
+static void opt_show_block_size(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", (unsigned) o->block_size);
+}
+
 static int opt_parse_threads(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     unsigned long n;
@@ -475,6 +492,7 @@ void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings
     set->wr = o->wr;
     set->feedback_interval = o->feedback_interval;
     set->piece_size = o->piece_size;
+    set->block_size = o->block_size;
     set->shuffle = o->shuffle;
     set->drain_at_close = o->drain == 1;
     snprintf(set->seed, sizeof(set->seed), "%s", hcomp_options_seed_path(o));

@@ -22,6 +22,7 @@
     X("hcomp_seed", "", opt_parse_seed, opt_show_seed)                              \
     X("hcomp_feedback_interval", "16", opt_parse_feedback, opt_show_feedback)       \
     X("hcomp_piece_size", "1048576", opt_parse_piece_size, opt_show_piece_size)     \
+    X("hcomp_block_size", "262144", opt_parse_block_size, opt_show_block_size)      \
     X("hcomp_threads", "0", opt_parse_threads, opt_show_threads)                    \
     X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle)                 \
     X("hcomp_stats", "", opt_parse_stats, opt_show_stats)                           \
@@ -41,6 +42,7 @@ struct hcomp_options {
     char seed[PATH_MAX];            /* "" : $HCOMP_SEED, else the embedded default */
     unsigned feedback_interval;
     uint32_t piece_size;            /* multiple of 4096 */
+    uint32_t block_size;            /* pieces of format-2 files are framed in these */
     unsigned threads;               /* 0: as many as the cores */
     int shuffle;                    /* 1: a candidate when the data type allows it */
     int stats;                      /* -1: $HCOMP_STATS decides */

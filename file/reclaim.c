@@ -136,7 +136,7 @@ static int compact_segment(hcomp_file *f, size_t s, int t, const unsigned char *
             return rc;          /* no room on this tier now: the rest stays (and is punched) */
         struct iovec iov[1] = {{*buf, (size_t) len}};
         rc = hcomp_append_moved(f, t, iov, 1, f->segs[s].id, p->seg_off, p->stored_len, p->crc,
-                                p->codec, p->filter, p->level, err);
+                                p->codec, p->filter, p->level, p->frame, err);
         if (rc == HCOMP_E_NOSPC)
             return HCOMP_OK;
         if (rc != HCOMP_OK)

@@ -282,10 +282,12 @@ static void mapping_files(void)
     b.len = HCOMP_MAP_HEADER_SIZE;
     hcomp_map_extent ext[2] = {{0, 4096, 0}, {8192, 100, 4000}};
     hcomp_map_encode_segment(&b, 7, "ram", "/dev/shm/x", "0000000000000007.seg", "node1", 1);
-    hcomp_map_encode_piece(&b, 7, 0, 300, 4100, 0x12345678u, 2, 1, 3, ext, 2);
+    hcomp_map_encode_piece(&b, 7, 0, 300, 4100, 0x12345678u, 2, 1, 3, 0, ext, 2);
+    hcomp_map_encode_piece(&b, 7, 316, 300, 4100, 0x12345678u, 2, 1, 3, 1, ext, 1);
     hcomp_map_encode_size(&b, 9000, HCOMP_SIZE_SET);
     hcomp_map_encode_size(&b, 20000, HCOMP_SIZE_GROW);
-    hcomp_map_encode_relocate(&b, 7, 0, 8, 4096, 280, 0x9abcdef0u, 3, 1, 9);
+    hcomp_map_encode_relocate(&b, 7, 0, 8, 4096, 280, 0x9abcdef0u, 3, 1, 9, 0);
+    hcomp_map_encode_relocate(&b, 7, 316, 8, 8192, 280, 0x9abcdef0u, 3, 1, 9, 7);
     hcomp_map_encode_stats(&b, "{\"tasks\": 1}");
     put("fuzz_mapfile", "records", b.p, b.len);
     b.p[HCOMP_MAP_HEADER_SIZE + 40] ^= 0x55;     /* damage the first record */

@@ -73,7 +73,8 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
             CHECK(hcomp_map_encode_piece(&b, r->u.piece.seg_id, r->u.piece.seg_off,
                                          r->u.piece.stored_len, r->u.piece.raw_len, r->u.piece.crc,
                                          r->u.piece.codec, r->u.piece.filter, r->u.piece.level,
-                                         e, r->u.piece.nextents) == 0, "encode_piece failed");
+                                         r->u.piece.frame, e, r->u.piece.nextents) == 0,
+                  "encode_piece failed");
             free(e);
             break;
         }
@@ -100,7 +101,8 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
             CHECK(hcomp_map_encode_relocate(&b, r->u.reloc.old_seg, r->u.reloc.old_off,
                                             r->u.reloc.new_seg, r->u.reloc.new_off,
                                             r->u.reloc.stored_len, r->u.reloc.crc, r->u.reloc.codec,
-                                            r->u.reloc.filter, r->u.reloc.level) == 0,
+                                            r->u.reloc.filter, r->u.reloc.level,
+                                            r->u.reloc.frame) == 0,
                   "encode_relocate failed");
             break;
         default:
@@ -129,7 +131,8 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
                   r2.u.piece.stored_len == r->u.piece.stored_len &&
                   r2.u.piece.raw_len == r->u.piece.raw_len && r2.u.piece.crc == r->u.piece.crc &&
                   r2.u.piece.codec == r->u.piece.codec && r2.u.piece.filter == r->u.piece.filter &&
-                  r2.u.piece.level == r->u.piece.level && r2.u.piece.nextents == r->u.piece.nextents &&
+                  r2.u.piece.level == r->u.piece.level && r2.u.piece.frame == r->u.piece.frame &&
+                  r2.u.piece.nextents == r->u.piece.nextents &&
                   memcmp(r2.u.piece.extents, r->u.piece.extents,
                          (size_t) r->u.piece.nextents * HCOMP_MAP_EXTENT_SIZE) == 0,
                   "piece record changed in a round trip");
@@ -148,7 +151,7 @@ static void check_record(const unsigned char *buf, size_t at, size_t end,
                   r2.u.reloc.new_seg == r->u.reloc.new_seg && r2.u.reloc.new_off == r->u.reloc.new_off &&
                   r2.u.reloc.stored_len == r->u.reloc.stored_len && r2.u.reloc.crc == r->u.reloc.crc &&
                   r2.u.reloc.codec == r->u.reloc.codec && r2.u.reloc.filter == r->u.reloc.filter &&
-                  r2.u.reloc.level == r->u.reloc.level,
+                  r2.u.reloc.level == r->u.reloc.level && r2.u.reloc.frame == r->u.reloc.frame,
                   "relocate record changed in a round trip");
             break;
     }
@@ -215,7 +218,8 @@ static void check_all(const uint8_t *data, size_t size)
           "header refused (%d) without a message", rc);
     size_t start = 0;
     if (rc == HCOMP_OK) {
-        CHECK(size >= HCOMP_MAP_HEADER_SIZE && h.version == HCOMP_MAP_VERSION, "bad header accepted");
+        CHECK(size >= HCOMP_MAP_HEADER_SIZE && h.version >= HCOMP_MAP_VERSION_MIN &&
+              h.version <= HCOMP_MAP_VERSION, "bad header accepted");
         unsigned char out[HCOMP_MAP_HEADER_SIZE];
         hcomp_map_header_encode(&h, out);
         CHECK(memcmp(out, data, 40) == 0, "header fields changed in a round trip");

@@ -37,14 +37,29 @@ static void fuzz_fix_map(unsigned char *m, size_t len, unsigned char *seg, size_
                 uint32_t stored = hcomp_get_u32(pl + 16);
                 if (off <= seglen && seglen - off >= HCOMP_PIECE_HEADER_SIZE &&
                     seglen - off - HCOMP_PIECE_HEADER_SIZE >= stored) {
+                    uint32_t raw = hcomp_get_u32(pl + 20);
+                    uint32_t bs = hcomp_frame_block_size(pl[30] >> 4);
+                    uint32_t nb = hcomp_frame_blocks(raw, bs);
+                    unsigned char *payload = seg + off + HCOMP_PIECE_HEADER_SIZE;
+                    size_t tlen = bs ? hcomp_block_table_size(nb) : 0;
                     if (pass == 0) {    /* the piece header agrees with the record */
-                        hcomp_piece_header h = {0, hcomp_get_u32(pl + 20), stored, pl[28], pl[29]};
+                        hcomp_piece_header h = {0, raw, stored, pl[28], pl[29], bs != 0};
                         if (n >= HCOMP_MAP_PIECE_FIXED + HCOMP_MAP_EXTENT_SIZE)
                             h.start = hcomp_get_u64(pl + 36) - hcomp_get_u32(pl + 36 + 12);
                         hcomp_piece_header_encode(&h, seg + off);
-                    } else              /* the payload's checksum */
-                        hcomp_put_u32(pl + 24, hcomp_crc32(seg + off + HCOMP_PIECE_HEADER_SIZE,
-                                                           stored));
+                        /* a framed piece: its table's blocks' checksums */
+                        for (uint32_t i = 0, at = (uint32_t) tlen; bs && tlen <= stored && i < nb; i++) {
+                            uint32_t s = hcomp_block_stored(payload, i);
+                            if (s > stored - at)
+                                break;
+                            hcomp_block_table_set(payload, i, s, hcomp_crc32(payload + at, s));
+                            at += s;
+                        }
+                    } else if (bs == 0) {   /* the payload's checksum */
+                        hcomp_put_u32(pl + 24, hcomp_crc32(payload, stored));
+                    } else if (tlen <= stored) {    /* a framed piece's: its table's */
+                        hcomp_put_u32(pl + 24, hcomp_crc32(payload, tlen));
+                    }
                 }
             }
             if (pass == 2) {

@@ -1,6 +1,7 @@
 /* Fuzz target: the 16-byte piece header (tiers/piece_header.h, docs/FORMAT.md).
- * Properties: decode accepts exactly the version-1 headers with a known codec (and
- * stored == raw for codec 0); what it accepts re-encodes to the same 16 bytes. */
+ * Properties: decode accepts exactly the version-1 and version-2 (framed) headers with a
+ * known codec (and, unframed, stored == raw for codec 0); what it accepts re-encodes to
+ * the same 16 bytes. */
 #include "fuzz_common.h"
 #include "tiers/piece_header.h"
 #include "hcomp_codec.h"
@@ -18,8 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    (uint32_t) in[11] << 24;
     uint32_t stored = (uint32_t) in[12] | (uint32_t) in[13] << 8 | (uint32_t) in[14] << 16 |
                       (uint32_t) in[15] << 24;
-    int valid = (in[7] >> 4) == HCOMP_PIECE_HEADER_VERSION && in[6] < HCOMP_CODEC_COUNT &&
-                !(in[6] == HCOMP_CODEC_NONE && raw != stored);
+    int framed = (in[7] >> 4) == HCOMP_PIECE_HEADER_VERSION_FRAMED;
+    int valid = ((in[7] >> 4) == HCOMP_PIECE_HEADER_VERSION || framed) &&
+                in[6] < HCOMP_CODEC_COUNT && !(in[6] == HCOMP_CODEC_NONE && !framed && raw != stored);
     CHECK(rc == 0 || rc == -1, "decode returned %d", rc);
     CHECK((rc == 0) == valid, "decode returned %d for a header that is %svalid", rc,
           valid ? "" : "in");
@@ -36,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hcomp_piece_header h2;
     CHECK(hcomp_piece_header_decode(out, &h2) == 0 && h2.start == h.start &&
           h2.raw_len == h.raw_len && h2.stored_len == h.stored_len && h2.codec == h.codec &&
-          h2.filter == h.filter, "decode(encode(h)) != h");
+          h2.filter == h.filter && h2.framed == h.framed && h.framed == framed,
+          "decode(encode(h)) != h");
     return 0;
 }

@@ -33,7 +33,7 @@
 
 #define PS 4096
 #define NP 16
-#define STORED (PS + 16)
+#define STORED (PS + 16 + 16) /* header, block table of one block (format 2), payload */
 
 typedef struct fx {
     tctx *t;

@@ -224,7 +224,7 @@ TC_UNUSED static unsigned char *t_slurp(const char *path, size_t *len)
 
 /* The pieces stored in the segment files (*.seg) under dir, from their 16-byte piece
  * headers (docs/FORMAT.md): fn(logical start, raw length, arg) for each. Stops at a
- * segment's end or at a header that is not version 1. Returns the number of pieces. */
+ * segment's end or at a header that is not version 1 or 2. Returns the number of pieces. */
 typedef void (*t_piece_fn)(uint64_t start, uint32_t raw, void *arg);
 TC_UNUSED static int t_seg_pieces(const char *dir, t_piece_fn fn, void *arg)
 {
@@ -245,7 +245,7 @@ TC_UNUSED static int t_seg_pieces(const char *dir, t_piece_fn fn, void *arg)
                            (uint32_t)b[at + 10] << 16 | (uint32_t)b[at + 11] << 24;
             uint32_t stored = (uint32_t)b[at + 12] | (uint32_t)b[at + 13] << 8 |
                               (uint32_t)b[at + 14] << 16 | (uint32_t)b[at + 15] << 24;
-            if ((b[at + 7] >> 4) != 1 || at + 16 + stored > len)
+            if (((b[at + 7] >> 4) != 1 && (b[at + 7] >> 4) != 2) || at + 16 + stored > len)
                 break;
             fn(start, raw, arg);
             pieces++;

@@ -67,7 +67,10 @@ static void test_roundtrip_every_codec(void **state)
             assert_true(st.pieces == want_pieces);
             if (codec->id == HCOMP_CODEC_NONE) {
                 assert_true(st.codec[HCOMP_CODEC_NONE].pieces == want_pieces);
-                assert_true(st.stored_bytes == len + want_pieces * 16);
+                uint64_t psz = (uint64_t) atoi(piece_sizes[ps]);
+                uint64_t last = len - (want_pieces - 1) * psz;
+                assert_true(st.stored_bytes == (want_pieces - 1) * raw_piece_bytes(psz) +
+                                                   raw_piece_bytes(last));
             } else {
                 /* compressible text: the codec took (nearly) every piece and it shrank */
                 if (st.codec[codec->id].pieces + 1 < want_pieces)
@@ -366,7 +369,7 @@ static void test_sparse_beyond_4gib(void **state)
     /* nothing of the holes is stored anywhere */
     assert_true(file_length(path) < 4096);
     assert_int_equal(find_segments(fx->t0), 1);
-    assert_true(file_length(found_segs[0]) <= 2 * (4096 + 16));
+    assert_true((uint64_t) file_length(found_segs[0]) <= 2 * raw_piece_bytes(4096));
     free(buf);
     free(da);
     free(db);
@@ -464,12 +467,12 @@ static void freed_room_seen_by_next_file(fixture *fx, int drain)
     file_path(fx, "second", second, sizeof(second));
     /* premise: the first file was on the fast tier (drained: no longer) */
     assert_true(new_file_on_fast(fx, first, d, len) ==
-                (drain ? 0 : len + HCOMP_PIECE_HEADER_SIZE));
+                (drain ? 0 : raw_piece_bytes(len)));
     if (!drain)
         CHECK(hcomp_file_delete(first, &e_));
     set_opt(fx, "hcomp_drain", "never");
     uint64_t fast = new_file_on_fast(fx, second, d, len);
-    if (fast != len + HCOMP_PIECE_HEADER_SIZE)
+    if (fast != raw_piece_bytes(len))
         fail_msg("after the first file was %s, the second stored %llu of %llu bytes on the "
                  "fast tier", drain ? "drained" : "deleted", (unsigned long long) fast,
                  (unsigned long long) len);
@@ -501,7 +504,7 @@ static void test_room_freed_by_another_process(void **state)
     char first[PATH_MAX], second[PATH_MAX];
     file_path(fx, "first", first, sizeof(first));
     file_path(fx, "second", second, sizeof(second));
-    assert_true(new_file_on_fast(fx, first, d, len) == len + HCOMP_PIECE_HEADER_SIZE); /* premise */
+    assert_true(new_file_on_fast(fx, first, d, len) == raw_piece_bytes(len)); /* premise */
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
@@ -517,7 +520,7 @@ static void test_room_freed_by_another_process(void **state)
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     uint64_t fast = new_file_on_fast(fx, second, d, len);
-    if (fast != len + HCOMP_PIECE_HEADER_SIZE)
+    if (fast != raw_piece_bytes(len))
         fail_msg("after another process deleted the first file, the second stored %llu of "
                  "%llu bytes on the fast tier", (unsigned long long) fast, (unsigned long long) len);
     free(d);
@@ -578,7 +581,7 @@ static void test_raw_when_not_shrinking(void **state)
     assert_true(st.pieces == 8);
     assert_true(st.codec[HCOMP_CODEC_NONE].pieces == 4);
     assert_true(st.codec[HCOMP_CODEC_NONE].raw_bytes == 4 * 4096);
-    assert_true(st.codec[HCOMP_CODEC_NONE].stored_bytes == 4 * (4096 + 16));
+    assert_true(st.codec[HCOMP_CODEC_NONE].stored_bytes == 4 * raw_piece_bytes(4096));
     assert_true(st.codec[HCOMP_CODEC_LZ4].pieces == 4);
     assert_true(st.codec[HCOMP_CODEC_LZ4].raw_bytes == 4 * 4096);
     assert_true(st.codec[HCOMP_CODEC_LZ4].stored_bytes < 4 * 1024);
@@ -602,7 +605,7 @@ static void test_stat_accounting(void **state)
     hcomp_stats st;
     stat_ok(path, &st);
     assert_true(st.logical_size == 16384 && st.live_bytes == 16384);
-    assert_true(st.pieces == 4 && st.stored_bytes == 4 * (4096 + 16));
+    assert_true(st.pieces == 4 && st.stored_bytes == 4 * raw_piece_bytes(4096));
 
     pwrite_ok(f, d, 4096, 4096);        /* P1 entirely replaced by P4 */
     pwrite_ok(f, d, 100, 10000);        /* P2 partly replaced by P5 */
@@ -612,7 +615,8 @@ static void test_stat_accounting(void **state)
     assert_true(st.live_bytes == 16384 + 10);
     /* live pieces: P0, P2, P3, P4, P5, P6; P1 is dead and not counted */
     assert_true(st.pieces == 6);
-    assert_true(st.stored_bytes == 4 * (4096 + 16) + (100 + 16) + (10 + 16));
+    assert_true(st.stored_bytes == 4 * raw_piece_bytes(4096) + raw_piece_bytes(100) +
+                                   raw_piece_bytes(10));
     assert_int_equal(st.ntiers, 1);
     assert_string_equal(st.tier[0].name, "fast");
     assert_string_equal(st.tier[0].dir, fx->t0);
@@ -625,7 +629,7 @@ static void test_stat_accounting(void **state)
     CHECK(hcomp_file_truncate(f, 4096, &e_));   /* only P0 stays live */
     stat_ok(path, &st);
     assert_true(st.logical_size == 4096 && st.live_bytes == 4096);
-    assert_true(st.pieces == 1 && st.stored_bytes == 4096 + 16);
+    assert_true(st.pieces == 1 && st.stored_bytes == raw_piece_bytes(4096));
     CHECK(hcomp_file_extend(f, 1 << 20, &e_));
     stat_ok(path, &st);
     assert_true(st.logical_size == 1 << 20 && st.live_bytes == 4096);

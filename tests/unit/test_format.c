@@ -49,7 +49,7 @@ static void test_piece_header_roundtrip(void **state)
             for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
                 hcomp_piece_header h = {starts[s], lens[l].raw,
                                         codec == HCOMP_CODEC_NONE ? lens[l].raw : lens[l].stored,
-                                        (uint8_t) codec, (uint8_t) ((s + l) & 0x0f)};
+                                        (uint8_t) codec, (uint8_t) ((s + l) & 0x0f), 0};
                 unsigned char buf[HCOMP_PIECE_HEADER_SIZE + 2];
                 memset(buf, 0xA5, sizeof(buf));
                 hcomp_piece_header_encode(&h, buf);
@@ -75,7 +75,7 @@ static void test_piece_header_roundtrip(void **state)
 
 static void encode_valid(unsigned char buf[HCOMP_PIECE_HEADER_SIZE])
 {
-    hcomp_piece_header h = {123456789, 65536, 1000, HCOMP_CODEC_ZSTD, 0};
+    hcomp_piece_header h = {123456789, 65536, 1000, HCOMP_CODEC_ZSTD, 0, 0};
     hcomp_piece_header_encode(&h, buf);
 }
 
@@ -88,9 +88,10 @@ static void test_piece_header_bad_version(void **state)
         buf[7] = (unsigned char) ((v << 4) | (buf[7] & 0x0f));
         hcomp_piece_header d;
         int rc = hcomp_piece_header_decode(buf, &d);
-        if (v == HCOMP_PIECE_HEADER_VERSION)
+        if (v == HCOMP_PIECE_HEADER_VERSION || v == HCOMP_PIECE_HEADER_VERSION_FRAMED) {
             assert_int_equal(rc, 0);
-        else
+            assert_int_equal(d.framed, v == HCOMP_PIECE_HEADER_VERSION_FRAMED);
+        } else
             assert_int_equal(rc, -1);
     }
 }
@@ -114,7 +115,7 @@ static void test_piece_header_raw_stored_mismatch(void **state)
     static const struct { uint32_t raw, stored; int ok; } cases[] = {
         {4096, 4096, 1}, {0, 0, 1}, {4096, 4095, 0}, {4096, 4097, 0}, {0, 1, 0}, {1, 0, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        hcomp_piece_header h = {0, cases[i].raw, cases[i].stored, HCOMP_CODEC_NONE, 0};
+        hcomp_piece_header h = {0, cases[i].raw, cases[i].stored, HCOMP_CODEC_NONE, 0, 0};
         unsigned char buf[HCOMP_PIECE_HEADER_SIZE];
         hcomp_piece_header_encode(&h, buf);
         hcomp_piece_header d;
@@ -175,7 +176,7 @@ static void test_map_header_wrong_magic(void **state)
 static void test_map_header_future_version(void **state)
 {
     (void) state;
-    static const uint32_t versions[] = {0, 2, 99, UINT32_MAX};
+    static const uint32_t versions[] = {0, 3, 99, UINT32_MAX};
     for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
         hcomp_map_header h = sample_header(), d;
         h.version = versions[i];
@@ -323,12 +324,12 @@ static void test_record_piece_roundtrip(void **state)
     const uint32_t next = sizeof(ext) / sizeof(ext[0]);
     hcomp_bytes b = {0};
     assert_int_equal(hcomp_map_encode_piece(&b, UINT64_C(0xfedcba9876543210), UINT64_C(1) << 33,
-                                            777, 65536, 0xdeadbeefu, HCOMP_CODEC_LZMA, 3, -5, ext,
-                                            next), 0);
+                                            777, 65536, 0xdeadbeefu, HCOMP_CODEC_LZMA, 3, -5, 7,
+                                            ext, next), 0);
     /* and a piece with a single extent, and one with none */
     assert_int_equal(hcomp_map_encode_piece(&b, 7, 0, 4096, 4096, 1, HCOMP_CODEC_NONE, 0,
-                                            HCOMP_MAP_LEVEL_UNKNOWN, ext, 1), 0);
-    assert_int_equal(hcomp_map_encode_piece(&b, 8, 16, 10, 20, 2, HCOMP_CODEC_ZLIB, 0, 9, NULL, 0), 0);
+                                            HCOMP_MAP_LEVEL_UNKNOWN, 0, ext, 1), 0);
+    assert_int_equal(hcomp_map_encode_piece(&b, 8, 16, 10, 20, 2, HCOMP_CODEC_ZLIB, 0, 9, 15, NULL, 0), 0);
     assert_int_equal(b.len, 3 * (HCOMP_MAP_FRAME_SIZE + HCOMP_MAP_PIECE_FIXED) +
                      (next + 1) * HCOMP_MAP_EXTENT_SIZE);
 
@@ -344,6 +345,7 @@ static void test_record_piece_roundtrip(void **state)
     assert_int_equal(rec.u.piece.codec, HCOMP_CODEC_LZMA);
     assert_int_equal(rec.u.piece.filter, 3);
     assert_int_equal(rec.u.piece.level, -5);
+    assert_int_equal(rec.u.piece.frame, 7);     /* framed in 256 KiB blocks (format 2) */
     assert_int_equal(rec.u.piece.nextents, next);
     for (uint32_t i = 0; i < next; i++) {
         hcomp_map_extent e;
@@ -359,6 +361,7 @@ static void test_record_piece_roundtrip(void **state)
     /* no level: the two bytes stay zero, as every version-1 writer before the level left
      * them, and zero decodes as "unknown" */
     assert_int_equal(rec.u.piece.level, HCOMP_MAP_LEVEL_UNKNOWN);
+    assert_int_equal(rec.u.piece.frame, 0);
     size_t second = HCOMP_MAP_FRAME_SIZE + HCOMP_MAP_PIECE_FIXED + next * HCOMP_MAP_EXTENT_SIZE;
     assert_int_equal(b.p[second + 12 + 30], 0);
     assert_int_equal(b.p[second + 12 + 31], 0);
@@ -366,6 +369,7 @@ static void test_record_piece_roundtrip(void **state)
     assert_int_equal(rec.type, HCOMP_REC_PIECE);
     assert_true(rec.u.piece.seg_id == 8 && rec.u.piece.seg_off == 16);
     assert_int_equal(rec.u.piece.level, 9);
+    assert_int_equal(rec.u.piece.frame, 15);
     assert_int_equal(rec.u.piece.nextents, 0);
     assert_int_equal(pos, b.len);
     hcomp_bytes_free(&b);
@@ -409,7 +413,7 @@ static void build_log(hcomp_bytes *b, size_t offsets[4])
     offsets[0] = b->len;
     assert_int_equal(hcomp_map_encode_segment(b, 9, "nvme", "/local/x.hcd", "9.seg", "n1", 1), 0);
     offsets[1] = b->len;
-    assert_int_equal(hcomp_map_encode_piece(b, 9, 0, 90, 110, 0x1234, HCOMP_CODEC_LZ4, 0, 1, e, 2), 0);
+    assert_int_equal(hcomp_map_encode_piece(b, 9, 0, 90, 110, 0x1234, HCOMP_CODEC_LZ4, 0, 1, 0, e, 2), 0);
     offsets[2] = b->len;
     assert_int_equal(hcomp_map_encode_size(b, 5000, HCOMP_SIZE_GROW), 0);
     offsets[3] = b->len;
@@ -652,7 +656,7 @@ static void test_next_bad_extent(void **state)
         hcomp_bytes b = {0};
         hcomp_map_extent ext[2] = {{1 << 20, 10, 0}, cases[i].e};
         assert_int_equal(hcomp_map_encode_piece(&b, 1, 0, 4096, 4096, 0, HCOMP_CODEC_NONE, 0,
-                                                HCOMP_MAP_LEVEL_UNKNOWN, ext, 2), 0);
+                                                HCOMP_MAP_LEVEL_UNKNOWN, 0, ext, 2), 0);
         assert_int_equal(hcomp_map_encode_size(&b, 1, HCOMP_SIZE_GROW), 0);
         size_t pos = 0;
         uint64_t skipped = 0;

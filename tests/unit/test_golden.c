@@ -13,6 +13,7 @@
 #include "tutil.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@
 /* Copy the regular files of src (and of its subdirectories, one level) to dst. */
 static void copy_tree(const char *src, const char *dst, int depth)
 {
-    assert_true(mkdir(dst, 0755) == 0);
+    assert_true(mkdir(dst, 0755) == 0 || (depth == 0 && errno == EEXIST));
     DIR *d = opendir(src);
     assert_non_null(d);
     struct dirent *e;
@@ -66,6 +67,8 @@ static int setup(void **state)
     if (lstat(GOLDEN_V1_DIR, &st) == 0)
         assert_int_equal(t_rm_tree(GOLDEN_V1_DIR), 0);
     copy_tree(HCOMP_TEST_DATA "/golden-v1", GOLDEN_V1_DIR, 0);
+    /* the version-2 files were made in the same directory (their paths are recorded) */
+    copy_tree(HCOMP_TEST_DATA "/golden-v2", GOLDEN_V1_DIR, 0);
     char config[PATH_MAX];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
     FILE *c = fopen(config, "w");
@@ -144,7 +147,58 @@ static void test_golden_read(void **state)
     expect_golden(path, want);
     path_of("blosc.hc", path);
     expect_golden(path, want);
+    path_of("framed.hc", path);
+    expect_golden(path, want);
+    path_of("framed-blosc.hc", path);
+    expect_golden(path, want);
     free(want);
+}
+
+/* The files are what they stand for: version 1 unframed, version 2 framed in 8 KiB blocks
+ * (pieces compressed and stored as they are); what a version-1 file gets written stays
+ * unframed, what a version-2 one gets is framed. */
+static void test_golden_versions(void **state)
+{
+    (void) state;
+    static const struct { const char *name; uint32_t version; unsigned frame; } files[] = {
+        {"log.hc", 1, 0}, {"snapshot.hc", 1, 0}, {"blosc.hc", 1, 0},
+        {"framed.hc", 2, 2}, {"framed-blosc.hc", 2, 2}};
+    char config[PATH_MAX];
+    snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
+    for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+        char path[PATH_MAX];
+        path_of(files[k].name, path);
+        hcomp_error e;
+        hcomp_file *f = open_read(path);
+        assert_int_equal(f->hdr.version, files[k].version);
+        int coded = 0, as_is = 0;
+        for (uint32_t i = 0; i < f->npieces; i++) {
+            assert_int_equal(f->pieces[i].frame, files[k].frame);
+            coded += f->pieces[i].codec != HCOMP_CODEC_NONE;
+            as_is += f->pieces[i].codec == HCOMP_CODEC_NONE;
+        }
+        assert_true(coded > 0 && as_is > 0);
+        uint32_t had = (uint32_t) f->npieces;
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        /* a write of today's library keeps the file's version and its pieces' kind */
+        hcomp_options *o = hcomp_options_new();
+        assert_int_equal(hcomp_options_set(o, "hcomp_config", config, &e), HCOMP_OK);
+        assert_int_equal(hcomp_options_set(o, "hcomp_reclaim", "never", &e), HCOMP_OK);
+        if (hcomp_file_open(path, HCOMP_O_RDWR, 0, 1, o, &f, &e) != HCOMP_OK)
+            fail_msg("%s: %s", path, e.msg);
+        hcomp_options_free(o);
+        unsigned char text[40000];
+        for (size_t i = 0; i < sizeof(text); i++)
+            text[i] = (unsigned char) "abcabd\n"[i % 7];
+        assert_int_equal(hcomp_file_pwrite(f, text, sizeof(text), 1000, &e), HCOMP_OK);
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        f = open_read(path);
+        assert_int_equal(f->hdr.version, files[k].version);
+        assert_true(f->npieces > had);
+        for (uint32_t i = had; i < f->npieces; i++)
+            assert_int_equal(f->pieces[i].frame == 0, files[k].version == 1);
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+    }
 }
 
 /* blosc.hc holds what it stands for: bit-shuffled c-blosc pieces of both codecs. */
@@ -176,8 +230,8 @@ static void test_golden_lives_on(void **state)
     golden_v1_expected(want);
     char config[PATH_MAX];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
-    const char *names[] = {"log.hc", "snapshot.hc", "blosc.hc"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"log.hc", "snapshot.hc", "blosc.hc", "framed.hc", "framed-blosc.hc"};
+    for (int k = 0; k < 5; k++) {
         char path[PATH_MAX];
         path_of(names[k], path);
         hcomp_options *o = hcomp_options_new();
@@ -211,6 +265,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_golden_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_lives_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_blosc_pieces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_golden_versions, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,10 +24,10 @@ static void base_input(hcdp_input *in, uint64_t size, double wc, double wd, doub
     in->w.wd = wd;
     in->w.wr = wr;
     in->ncand = 4;
-    in->cand[0] = (hcdp_candidate){HCOMP_CODEC_NONE, 0, 0, 1.0, 0, 0};
-    in->cand[1] = (hcdp_candidate){HCOMP_CODEC_LZ4, 1, 0, 2.0, 600e6, 2000e6};
-    in->cand[2] = (hcdp_candidate){HCOMP_CODEC_ZSTD, 3, 0, 2.5, 200e6, 700e6};
-    in->cand[3] = (hcdp_candidate){HCOMP_CODEC_LZMA, 1, 0, 3.5, 20e6, 100e6};
+    in->cand[0] = (hcdp_candidate){HCOMP_CODEC_NONE, 0, 0, 1.0, 0, 0, 0};
+    in->cand[1] = (hcdp_candidate){HCOMP_CODEC_LZ4, 1, 0, 2.0, 600e6, 2000e6, 0};
+    in->cand[2] = (hcdp_candidate){HCOMP_CODEC_ZSTD, 3, 0, 2.5, 200e6, 700e6, 0};
+    in->cand[3] = (hcdp_candidate){HCOMP_CODEC_LZMA, 1, 0, 3.5, 20e6, 100e6, 0};
 }
 
 static void add_tier(hcdp_input *in, uint64_t room, double bw, double lat)
@@ -335,7 +335,7 @@ static void test_bound_keeps_the_plan(void **state)
             seed = seed * 6364136223846793005ul + 1442695040888963407ul;
             double u = (double) (seed >> 33 & 0xfffff) / 1048575.0;
             in.cand[c] = (hcdp_candidate){HCOMP_CODEC_ZSTD, c, c % 2, 1.0 + 3.0 * u,
-                                          (20 + 1000 * u * u) * 1e6, (100 + 3000 * u) * 1e6};
+                                          (20 + 1000 * u * u) * 1e6, (100 + 3000 * u) * 1e6, 0};
         }
         uint64_t r = (uint64_t) (trial % 5 + 1) << 18; /* 256 KiB .. 1.25 MiB: nearly full */
         add_tier(&in, r, 10e9, 1e-7);

@@ -162,7 +162,7 @@ static void test_segments_removed_compacted_punched(void **state)
     memcpy(d1, d2, 6 * PIECE);
     hcomp_reclaim_result r = compact_ok(fx, pa);
     assert_int_equal(r.pieces_moved, 2);
-    assert_int_equal(r.bytes_moved, 2 * (PIECE + 16));
+    assert_int_equal(r.bytes_moved, 2 * raw_piece_bytes(PIECE));
     assert_int_equal(r.segments_removed, 1);
     assert_int_equal(find_segments(fx->base), 2);
     expect_file(fx, pa, d1, len);
@@ -176,7 +176,7 @@ static void test_segments_removed_compacted_punched(void **state)
     write_session(fx, pb, e2, 3 * PIECE, 3 * PIECE);
     memcpy(e1 + 3 * PIECE, e2, 3 * PIECE);
     hcomp_footprint two = footprint(pb);
-    assert_int_equal(two.dead, 3 * (PIECE + 16));  /* recorded, punched out */
+    assert_int_equal(two.dead, 3 * raw_piece_bytes(PIECE));  /* recorded, punched out */
     assert_int_equal(two.live, one.live);
     assert_int_equal(two.segments, 2);
     /* the first lost three pieces' blocks (but the two it shares with live pieces), the

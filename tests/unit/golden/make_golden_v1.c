@@ -11,7 +11,11 @@
  * partly overwritten piece's live bytes as two extents).
  * blosc.hc: made later, once, with main at the commit that added the c-blosc codecs
  * (`./make_golden_v1 blosc`): the same writes with golden_v1_blosc_writes' codecs and
- * element types (c-blosc 1.21.3 chunks, bit-shuffled). */
+ * element types (c-blosc 1.21.3 chunks, bit-shuffled).
+ * The version-2 golden files in tests/unit/data/golden-v2/ were made the same way, once,
+ * when format version 2 was added (`./make_golden_v1 v2`, then
+ * `cp -a /tmp/hcomp-golden-v1/. ../data/golden-v2/`): framed.hc and framed-blosc.hc, the
+ * writes of log.hc and blosc.hc in a version-2 file, pieces framed in 8 KiB blocks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,7 @@ static void die(const char *what, const hcomp_error *e)
     exit(1);
 }
 
-static void make(const char *name, const char *config, int compact, int blosc)
+static void make(const char *name, const char *config, int compact, int blosc, int framed)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/%s", GOLDEN_V1_DIR, name);
@@ -36,7 +40,8 @@ static void make(const char *name, const char *config, int compact, int blosc)
         const char *codec = blosc ? golden_v1_blosc_writes[w].codec : golden_v1_writes[w].codec;
         if (hcomp_options_set(o, "hcomp_config", config, &e) || hcomp_options_set(o, "hcomp_codec",
             codec, &e) || hcomp_options_set(o, "hcomp_reclaim", "never", &e) ||
-            hcomp_options_set(o, "hcomp_piece_size", "65536", &e))
+            hcomp_options_set(o, "hcomp_piece_size", "65536", &e) ||
+            (framed && hcomp_options_set(o, "hcomp_block_size", "8192", &e)))
             die("options", &e);
         hcomp_file *f;
         if (hcomp_file_open(path, HCOMP_O_RDWR | HCOMP_O_CREAT, 0644, 1, o, &f, &e))
@@ -63,6 +68,7 @@ static void make(const char *name, const char *config, int compact, int blosc)
 int main(int argc, char **argv)
 {
     int blosc = argc > 1 && strcmp(argv[1], "blosc") == 0;
+    int v2 = argc > 1 && strcmp(argv[1], "v2") == 0;
     mkdir(GOLDEN_V1_DIR, 0755);
     char config[512];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
@@ -70,11 +76,14 @@ int main(int argc, char **argv)
     fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"filedir\", \"path\": \"@filedir\", "
                "\"capacity\": \"unlimited\", \"scope\": \"shared\"}]}\n");
     fclose(c);
-    if (blosc) {
-        make("blosc.hc", config, 0, 1);
+    if (v2) {
+        make("framed.hc", config, 0, 0, 1);
+        make("framed-blosc.hc", config, 0, 1, 1);
+    } else if (blosc) {
+        make("blosc.hc", config, 0, 1, 0);
     } else {
-        make("log.hc", config, 0, 0);
-        make("snapshot.hc", config, 1, 0);
+        make("log.hc", config, 0, 0, 0);
+        make("snapshot.hc", config, 1, 0, 0);
     }
     remove(config);
     return 0;

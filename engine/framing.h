@@ -1,0 +1,38 @@
+/* Pieces framed in blocks (docs/FORMAT.md, "Pieces framed in blocks"): each block of a
+ * piece is encoded on its own with the piece's codec and filter, behind a table of the
+ * blocks' stored lengths and checksums, so a read decodes only the blocks it needs. */
+#ifndef HCOMP_FRAMING_H
+#define HCOMP_FRAMING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hcomp_codec.h"
+
+/* The most a framed payload of len bytes takes without its table: every block at its
+ * codec's bound (or stored as it is). */
+size_t hcomp_frame_bound(const hcomp_codec *c, uint32_t len, uint32_t block_size);
+
+/* Encode src[0..len) block by block into dst (dst_cap >= hcomp_frame_bound) and fill the
+ * table (hcomp_block_table_size(blocks) bytes): a block that does not shrink is stored as
+ * it is. *dst_len: the blocks' bytes; *coded: the codec's output summed over the blocks
+ * (what it made, even where a block was stored as it is); *any: blocks the codec shrank.
+ * Returns the codec's error, or HCOMP_OK. */
+int hcomp_frame_encode(const hcomp_codec *c, int level, int filter, uint32_t block_size,
+                       const unsigned char *src, uint32_t len, unsigned char **tmp,
+                       size_t *tmp_cap, unsigned char *dst, size_t dst_cap, unsigned char *table,
+                       size_t *dst_len, uint64_t *coded, uint32_t *any);
+/* The table of src stored as it is, block by block (a piece no block of which shrank). */
+void hcomp_frame_table_raw(uint32_t block_size, const unsigned char *src, uint32_t len,
+                           unsigned char *table);
+
+
+/* Check a whole framed payload (table, then blocks; stored_len bytes) of raw_len logical
+ * bytes: the table against block_size (0: the table's own, which must be a valid one) and
+ * the codec's bounds, every block against its checksum; and, when dst is not NULL, decode
+ * it into dst. HCOMP_OK, or HCOMP_E_CORRUPT with *bad the first damaged block (-1: the
+ * table). */
+int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *payload,
+                       uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
+                       unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad);
+
+#endif

@@ -1,0 +1,281 @@
+/* Pieces framed in blocks (format version 2, docs/FORMAT.md): reads of every alignment
+ * across block and piece edges against a model, with coded and stored-as-is blocks;
+ * what a small read fetches from storage; a damaged block fails the reads that touch it
+ * and only those, naming its range; the block table's checks. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "file_fixture.h"
+#include "file/tools.h"
+#include "tiers/piece_header.h"
+#include "common/util.h"
+
+
+/* text and noise, alternating every 12 KiB: some blocks shrink, some are stored as
+ * they are, and some pieces hold both */
+static unsigned char *mixed_data(size_t n, uint64_t seed)
+{
+    unsigned char *t = text_data(n, (unsigned) seed), *r = random_data(n, seed);
+    for (size_t i = 0; i < n; i++)
+        if ((i / (12 * KIB)) % 3 == 2)
+            t[i] = r[i];
+    free(r);
+    return t;
+}
+
+static void write_model(fixture *fx, const char *name, const char *codec, char *path,
+                        unsigned char **model, uint64_t *len)
+{
+    set_opt(fx, "hcomp_codec", codec);
+    set_opt(fx, "hcomp_piece_size", "65536");
+    set_opt(fx, "hcomp_block_size", "8KiB");
+    file_path(fx, name, path, PATH_MAX);
+    *len = 5 * 65536 + 12345;      /* the last piece and its last block partial */
+    unsigned char *d = mixed_data(*len, 7);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, *len, 0);
+    /* an unaligned overwrite: pieces whose extents start inside a block */
+    unsigned char *o = text_data(30000, 99);
+    pwrite_ok(f, o, 30000, 70001);
+    memcpy(d + 70001, o, 30000);
+    free(o);
+    close_ok(f);
+    *model = d;
+}
+
+static void test_reads_every_alignment(void **state)
+{
+    fixture *fx = *state;
+    static const char *codecs[] = {"zstd", "lz4", "none", "blosc-lz4"};
+    for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+        char path[PATH_MAX], name[64];
+        snprintf(name, sizeof(name), "align-%s", codecs[c]);
+        unsigned char *d;
+        uint64_t len;
+        write_model(fx, name, codecs[c], path, &d, &len);
+        static const uint64_t offs[] = {0, 1, 4095, 4096, 8191, 8192, 8193, 65535, 65536, 65537,
+                                        70000, 70001, 100001, 131071, 262143, 327679, 327680};
+        static const uint64_t lens[] = {1, 7, 4096, 8192, 8193, 16385, 65536, 70000, 200000};
+        for (int cold = 0; cold < 2; cold++) {
+            hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+            for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
+                for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+                    uint64_t o = offs[i], n = lens[j] < len - o ? lens[j] : len - o;
+                    if (cold) {     /* a new opener each time: no cached block or table */
+                        close_ok(f);
+                        f = open_file(fx, path, HCOMP_O_RDONLY);
+                    }
+                    expect_bytes(f, d + o, n, o);
+                }
+            expect_bytes(f, d, len, 0);
+            close_ok(f);
+        }
+        /* the pieces are framed in 8 KiB blocks, some coded, some stored as they are */
+        hcomp_stats st;
+        stat_ok(path, &st);
+        if (strcmp(codecs[c], "none") != 0)
+            assert_true(st.codec[HCOMP_CODEC_NONE].pieces < st.pieces);
+        free(d);
+    }
+}
+
+/* Bytes this process has read from files (read(2), pread(2)...). */
+static uint64_t rchar(void)
+{
+    FILE *p = fopen("/proc/self/io", "r");
+    assert_non_null(p);
+    char line[128];
+    unsigned long long v = 0;
+    while (fgets(line, sizeof(line), p))
+        if (sscanf(line, "rchar: %llu", &v) == 1)
+            break;
+    fclose(p);
+    return v;
+}
+
+/* 4 KiB reads of a file of 1 MiB pieces in 8 KiB blocks fetch their blocks, not their
+ * pieces (nor the tables of the whole file). */
+static void test_small_reads_fetch_blocks(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_codec", "zstd");
+    set_opt(fx, "hcomp_block_size", "8192");
+    char path[PATH_MAX];
+    file_path(fx, "sparse-reads", path, sizeof(path));
+    const uint64_t len = 8u << 20;
+    unsigned char *d = mixed_data(len, 11);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d, 1, 0);       /* the log is replayed */
+    uint64_t before = rchar(), seed = 5;
+    const int reads = 32;
+    for (int i = 0; i < reads; i++) {
+        uint64_t o = rng(&seed) % (len - 4096);
+        expect_bytes(f, d + o, 4096, o);
+    }
+    uint64_t touched = rchar() - before;
+    /* a 4 KiB read touches at most two blocks, a piece header and table each */
+    uint64_t most = (uint64_t) reads * 2 * (8192 + 16 + 8 + 8 * 128);
+    if (touched > most)
+        fail_msg("%d reads of 4 KiB fetched %llu bytes (at most %llu expected; a piece is 1 MiB)",
+                 reads, (unsigned long long) touched, (unsigned long long) most);
+    close_ok(f);
+    free(d);
+}
+
+/* The stored bytes' offset in seg of block k of the piece that starts at seg offset at. */
+static uint64_t block_at(const char *seg, uint64_t at, uint32_t k, uint32_t *stored)
+{
+    int fd = open(seg, O_RDONLY);
+    assert_true(fd >= 0);
+    unsigned char h[16 + 8 + 8 * 64];
+    assert_true(pread(fd, h, sizeof(h), (off_t) at) > 32);
+    close(fd);
+    assert_int_equal(h[7] >> 4, 2);                 /* a framed piece */
+    const unsigned char *t = h + 16;
+    uint32_t n = hcomp_get_u32(t + 4);
+    uint64_t off = at + 16 + hcomp_block_table_size(n);
+    for (uint32_t i = 0; i < k; i++)
+        off += hcomp_block_stored(t, i);
+    *stored = hcomp_block_stored(t, k);
+    return off;
+}
+
+static uint64_t piece_end(const char *seg, uint64_t at)
+{
+    int fd = open(seg, O_RDONLY);
+    assert_true(fd >= 0);
+    unsigned char h[16];
+    assert_int_equal(pread(fd, h, 16, (off_t) at), 16);
+    close(fd);
+    return at + 16 + hcomp_get_u32(h + 12);
+}
+
+static void expect_fails_naming(fixture *fx, const char *path, uint64_t off, uint64_t len,
+                                const char *range)
+{
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    unsigned char *b = malloc(len);
+    uint64_t n = 0;
+    hcomp_error e;
+    int rc = hcomp_file_pread(f, b, len, off, &n, &e);
+    if (rc != HCOMP_E_CORRUPT || strstr(e.msg, range) == NULL)
+        fail_msg("read of %llu at %llu: %d \"%s\"; want damage naming %s",
+                 (unsigned long long) len, (unsigned long long) off, rc, rc ? e.msg : "",
+                 range);
+    free(b);
+    close_ok(f);
+}
+
+static void test_damaged_block(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_codec", "zstd");
+    set_opt(fx, "hcomp_piece_size", "65536");
+    set_opt(fx, "hcomp_block_size", "8192");
+    char path[PATH_MAX];
+    file_path(fx, "damaged-block", path, sizeof(path));
+    const uint64_t len = 4 * 65536;
+    unsigned char *d = text_data(len, 3);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    assert_int_equal(find_segments(fx->t0), 1);
+    char seg[PATH_MAX];
+    snprintf(seg, sizeof(seg), "%s", found_segs[0]);
+    /* block 3 of the second piece: logical bytes [65536 + 24576, 65536 + 32768) */
+    uint32_t stored;
+    uint64_t at = block_at(seg, piece_end(seg, 0), 3, &stored);
+    assert_true(stored > 2 && stored < 8192);       /* coded */
+    flip_byte(seg, (off_t) (at + stored / 2));
+    const char *range = "[90112, 98304)";
+    expect_fails_naming(fx, path, 0, len, range);                  /* the whole file */
+    expect_fails_naming(fx, path, 90112 + 100, 10, range);         /* inside the block */
+    expect_fails_naming(fx, path, 90000, 200, range);              /* across its edge */
+    f = open_file(fx, path, HCOMP_O_RDONLY);        /* the rest of its piece reads right */
+    expect_bytes(f, d + 65536, 90112 - 65536, 65536);
+    expect_bytes(f, d + 98304, 131072 - 98304, 98304);
+    expect_bytes(f, d, 65536, 0);
+    expect_bytes(f, d + 131072, len - 131072, 131072);
+    close_ok(f);
+    /* fsck finds the piece damaged and names the range */
+    hcomp_fsck_result res;
+    hcomp_error e;
+    assert_int_equal(hcomp_fsck(path, NULL, 0, NULL, &res, &e), HCOMP_OK);
+    assert_true(res.bad_pieces == 1);
+    flip_byte(seg, (off_t) (at + stored / 2));
+    assert_int_equal(hcomp_fsck(path, NULL, 0, NULL, &res, &e), HCOMP_OK);
+    assert_true(res.bad_pieces == 0 && res.problems == 0);
+    free(d);
+}
+
+/* The table's checks: block size and count as the record says, lengths adding up to
+ * the payload, none beyond the codec's bound, none empty. */
+static size_t bound_x2(size_t n)
+{
+    return 2 * n;
+}
+
+static void test_block_table_checks(void **state)
+{
+    (void) state;
+    unsigned char t[8 + 8 * 3];
+    hcomp_block_table_init(t, 8192, 3);
+    hcomp_block_table_set(t, 0, 100, 1);
+    hcomp_block_table_set(t, 1, 8192, 2);           /* stored as it is */
+    hcomp_block_table_set(t, 2, 50, 3);             /* the last block: 4000 bytes */
+    const uint32_t raw = 2 * 8192 + 4000;
+    const uint64_t payload = sizeof(t) + 100 + 8192 + 50;
+    assert_int_equal(hcomp_block_table_check(t, raw, 8192, payload, bound_x2), 0);
+    assert_int_equal(hcomp_block_stored(t, 1), 8192);
+    assert_int_equal(hcomp_block_crc(t, 2), 3);
+    assert_int_equal(hcomp_block_table_check(t, raw, 16384, payload, bound_x2), -1);
+    assert_int_equal(hcomp_block_table_check(t, raw + 8192, 8192, payload, bound_x2), -1);
+    assert_int_equal(hcomp_block_table_check(t, raw, 8192, payload + 1, bound_x2), -1);
+    hcomp_block_table_set(t, 2, 8001, 3);           /* beyond the bound of 4000 bytes */
+    assert_int_equal(hcomp_block_table_check(t, raw, 8192, payload - 50 + 8001, bound_x2), -1);
+    hcomp_block_table_set(t, 2, 0, 3);              /* empty */
+    assert_int_equal(hcomp_block_table_check(t, raw, 8192, payload - 50, bound_x2), -1);
+    /* framings: 4 KiB << (k - 1), 1..15, the block sizes the hint takes */
+    assert_int_equal(hcomp_frame_block_size(1), 4096);
+    assert_int_equal(hcomp_frame_block_size(7), 256 * 1024);
+    assert_int_equal(hcomp_frame_block_size(0), 0);
+    assert_int_equal(hcomp_frame_block_size(16), 0);
+    assert_int_equal(hcomp_frame_of_block_size(262144), 7);
+    assert_int_equal(hcomp_frame_of_block_size(12288), 0);
+    assert_int_equal(hcomp_frame_of_block_size(128u << 20), 0);
+    assert_int_equal(hcomp_frame_blocks(0, 8192), 0);
+    assert_int_equal(hcomp_frame_blocks(8193, 8192), 2);
+}
+
+static void test_block_size_hint(void **state)
+{
+    (void) state;
+    hcomp_options *o = hcomp_options_new();
+    hcomp_error e;
+    static const char *bad[] = {"0", "4095", "12KiB", "128MiB", "x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(hcomp_options_set(o, "hcomp_block_size", bad[i], &e), HCOMP_E_INVAL);
+        assert_non_null(strstr(e.msg, "hcomp_block_size"));
+    }
+    assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "64MiB", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "4096", &e), HCOMP_OK);
+    hcomp_options_free(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_block_table_checks),
+        cmocka_unit_test(test_block_size_hint),
+        cmocka_unit_test_setup_teardown(test_reads_every_alignment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_reads_fetch_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_block, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
