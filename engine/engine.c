@@ -274,8 +274,10 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
 }
 
 /* Bandwidth and latency of a tier: its configuration, else the seed's measurement of
- * it, else a guess from its rank: tiers are listed fastest first, so the guess falls
- * five-fold per tier from 10 GB/s. */
+ * it, else a probe of its directory (once per process), else a guess from its rank:
+ * tiers are listed fastest first, so the guess falls five-fold per tier from 10 GB/s.
+ * Then, unless the tier is emulated or says "measure": false, what this process's own
+ * I/O there has measured replaces the starting value (docs/ENGINE.md, "Tier speeds"). */
 static void tier_speed(hcomp_engine *e, int t, hcdp_tier *out)
 {
     const hcomp_tier *tier = &e->cfg->tier[t];
@@ -295,11 +297,28 @@ static void tier_speed(hcomp_engine *e, int t, hcdp_tier *out)
             }
         }
     }
+    int measured = tier->measure && !tier->emulate && e->tw[t].ready;
+    if (out->write_Bps <= 0 && measured) {
+        double r, w;
+        hcomp_monitor_probe(e->tw[t].mon, &r, &w);
+        if (w > 0) {
+            out->write_Bps = w;
+            out->read_Bps = r > 0 ? r : w;
+        }
+    }
     if (out->write_Bps <= 0) {
         double guess = 10e9;
         for (int i = 0; i < t; i++)
             guess /= 5;
         out->write_Bps = out->read_Bps = guess;
+    }
+    if (measured) {
+        hcomp_tier_status st;
+        hcomp_monitor_status(e->tw[t].mon, &st);
+        if (st.write_Bps > 0)
+            out->write_Bps = st.write_Bps;
+        if (st.read_Bps > 0)
+            out->read_Bps = st.read_Bps;
     }
     if (out->latency < 0)
         out->latency = 0;
@@ -720,11 +739,22 @@ static unsigned char fill_step(const hcdp_tier *t)
  * having grown; and no faster tier that could not take every candidate then has grown
  * (space freed there may draw the task up). Slower tiers are left to the signature: their
  * free space moves with the file system's. */
+/* A tier whose speed (measured: docs/ENGINE.md, "Tier speeds") moved by more than this
+ * factor since the plan was made gets a new plan. */
+#define SPEED_MOVED 1.5
+
+static int speed_moved(double then, double now)
+{
+    return now > then * SPEED_MOVED || now * SPEED_MOVED < then;
+}
+
 static int plan_room_holds(const hcomp_analysis_slot *a, const hcdp_input *in)
 {
     for (int u = 0; u < in->ntiers; u++)
-        if (fill_step(&in->tier[u]) != a->plan_fill[u])
-            return 0;       /* the price of its room has moved */
+        if (fill_step(&in->tier[u]) != a->plan_fill[u] ||
+            speed_moved(a->plan_speed[u][0], in->tier[u].read_Bps) ||
+            speed_moved(a->plan_speed[u][1], in->tier[u].write_Bps))
+            return 0;       /* the price of its room, or its speed, has moved */
     int t = a->plan_hcdp.part[0].tier;
     uint64_t room = in->tier[t].room;
     if (!(room / 2 >= a->plan_size || (room <= a->plan_rooms[t] && room / 2 >= a->plan_need)))
@@ -866,6 +896,8 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
         for (int t = 0; t < in->ntiers; t++) {
             a->plan_rooms[t] = in->tier[t].room;
             a->plan_fill[t] = fill_step(&in->tier[t]);
+            a->plan_speed[t][0] = in->tier[t].read_Bps;
+            a->plan_speed[t][1] = in->tier[t].write_Bps;
         }
         a->plan_need = (uint64_t) ((double) len / (c->ratio > 1.0 ? c->ratio : 1.0)) +
                        HCOMP_PIECE_HEADER_SIZE;

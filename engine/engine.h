@@ -65,6 +65,7 @@ typedef struct hcomp_analysis_slot {
      * and neither it nor a faster tier has grown) */
     uint64_t plan_rooms[HCOMP_MAX_TIERS], plan_need;
     unsigned char plan_fill[HCOMP_MAX_TIERS];   /* each tier's fill, the price of its room */
+    double plan_speed[HCOMP_MAX_TIERS][2];     /* each tier's read and write speed then */
     unsigned plan_options;
     /* the candidates (predictions) made for these features: valid while the options and
      * the predictor's models are those they were made with */

@@ -26,7 +26,7 @@
  * block tables of the framed pieces read last. */
 #define HCOMP_READ_CACHE_SLOTS 32
 #define HCOMP_READ_CACHE_BYTES (32u << 20)
-#define HCOMP_TABLE_CACHE_SLOTS 16
+#define HCOMP_TABLE_CACHE_SLOTS 256     /* by piece number: small reads over many pieces */
 
 /* Logical files end at or before 2^48 bytes (the piece header's offset field). */
 #define HCOMP_PIECE_MAX_OFFSET_BYTES (UINT64_C(1) << 48)
@@ -120,9 +120,10 @@ struct hcomp_file {
         uint64_t used;         /* when last used (f->cache_tick) */
     } cache[HCOMP_READ_CACHE_SLOTS];
     uint64_t cache_tick;
-    /* block tables of framed pieces, by where the piece is and its checksum */
+    /* block tables of framed pieces, by piece number, checked by where the piece is and its
+     * checksum */
     struct hcomp_table_cache {
-        uint64_t seg_id, seg_off, used;
+        uint64_t seg_id, seg_off;
         uint32_t crc, nblocks;
         int valid;
         unsigned char *t;      /* the table's bytes */

@@ -368,10 +368,16 @@ int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
         if (rc != HCOMP_OK)
             return rc;
     }
-    for (int t = 0; t < f->cfg.ntiers; t++)
-        if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && fsync(f->tw[t].seg_fd) != 0)
+    for (int t = 0; t < f->cfg.ntiers; t++) {
+        if (!f->tw[t].ready || f->tw[t].seg_fd < 0)
+            continue;
+        double t0 = hcomp_now();
+        if (fsync(f->tw[t].seg_fd) != 0)
             return hcomp_fail_errno(err, errno, "%s: sync of segment %s/%s on tier \"%s\"", f->path,
                                     f->tw[t].dir, f->tw[t].seg_name, f->cfg.tier[t].name);
+        /* the time the written bytes took to become durable counts as writing */
+        hcomp_monitor_observe(f->tw[t].mon, 1, 0, hcomp_now() - t0);
+    }
     if (fsync(f->map_fd) != 0)
         return hcomp_fail_errno(err, errno, "%s: sync of the mapping file", f->path);
     return HCOMP_OK;

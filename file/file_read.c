@@ -65,12 +65,16 @@ static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t le
     return HCOMP_OK;
 }
 
-/* Emulated tiers are slow to read too. */
+/* Emulated tiers are slow to read too; and what a read took tells the monitor how fast
+ * the tier reads (for this opener's next writes: docs/ENGINE.md, "Tier speeds"). */
 static void emulate_read(hcomp_file *f, const hcomp_segment *s, uint64_t bytes, double t0)
 {
     for (int t = 0; t < f->cfg.ntiers; t++)
-        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
+        if (strcmp(f->cfg.tier[t].name, s->tier) == 0) {
             hcomp_tier_emulate(&f->cfg.tier[t], bytes, 0, t0);
+            if (f->tw[t].ready)
+                hcomp_monitor_observe(f->tw[t].mon, 0, bytes, hcomp_now() - t0);
+        }
 }
 
 static uint32_t piece_block_size(const hcomp_piece *p)
@@ -287,19 +291,13 @@ static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **o
 {
     const hcomp_piece *p = &f->pieces[idx];
     hcomp_segment *s = &f->segs[p->seg];
-    int slot = 0;       /* an empty slot, else the least recently used */
-    for (int i = 0; i < HCOMP_TABLE_CACHE_SLOTS; i++) {
-        struct hcomp_table_cache *t = &f->tables[i];
-        if (t->valid && t->seg_id == s->id && t->seg_off == p->seg_off && t->crc == p->crc) {
-            t->used = ++f->cache_tick;
-            *out = t;
-            return HCOMP_OK;
-        }
-        const struct hcomp_table_cache *b = &f->tables[slot];
-        if (b->valid && (!t->valid || t->used < b->used))
-            slot = i;
+    /* one slot per piece number (modulo): a piece moved or re-encoded since has another
+     * place or checksum, and misses */
+    struct hcomp_table_cache *t = &f->tables[idx % HCOMP_TABLE_CACHE_SLOTS];
+    if (t->valid && t->seg_id == s->id && t->seg_off == p->seg_off && t->crc == p->crc) {
+        *out = t;
+        return HCOMP_OK;
     }
-    struct hcomp_table_cache *t = &f->tables[slot];
     t->valid = 0;
     uint32_t bs = piece_block_size(p), n = hcomp_frame_blocks(p->raw_len, bs);
     size_t tlen = hcomp_block_table_size(n);
@@ -340,7 +338,6 @@ static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **o
     t->seg_off = p->seg_off;
     t->crc = p->crc;
     t->valid = 1;
-    t->used = ++f->cache_tick;
     *out = t;
     return HCOMP_OK;
 }

@@ -2,6 +2,7 @@
 #include "monitor.h"
 #include "common/clock.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,10 +14,19 @@
 
 #define MAX_WATCHED 64
 
+/* Decayed sums of the bytes and seconds of this process's I/O in a directory. */
+typedef struct io_speed {
+    double bytes, seconds;
+    uint64_t n;
+} io_speed;
+
 typedef struct watched {
     char dir[PATH_MAX];
     int refs;
     hcomp_tier_status st;
+    io_speed io[2];         /* [0] reads, [1] writes */
+    int probed;             /* 1: probe_* hold the probe's figures */
+    double probe_read, probe_write;
 } watched;
 
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -81,6 +91,8 @@ int hcomp_monitor_watch(const char *dir)
         if (h >= 0) {
             snprintf(mon[h].dir, sizeof(mon[h].dir), "%s", dir);
             memset(&mon[h].st, 0, sizeof(mon[h].st));
+            memset(mon[h].io, 0, sizeof(mon[h].io));
+            mon[h].probed = 0;
         }
     }
     if (h >= 0)
@@ -145,5 +157,86 @@ void hcomp_monitor_queue(int h, int64_t delta)
         mon[h].st.queued = 0;
     else
         mon[h].st.queued += (uint64_t) delta;
+    pthread_mutex_unlock(&mon_lock);
+}
+
+#define DECAY 0.9
+
+static double speed_of(const io_speed *s)
+{
+    return s->n >= HCOMP_MONITOR_MIN_OBS && s->seconds > 0 && s->bytes > 0 ? s->bytes / s->seconds : 0;
+}
+
+void hcomp_monitor_observe(int h, int is_write, uint64_t bytes, double seconds)
+{
+    if (h < 0 || h >= MAX_WATCHED || !(seconds >= 0) || (bytes > 0 && bytes < HCOMP_MONITOR_MIN_BYTES))
+        return;
+    pthread_mutex_lock(&mon_lock);
+    io_speed *s = &mon[h].io[is_write ? 1 : 0];
+    s->bytes = s->bytes * DECAY + (double) bytes;
+    s->seconds = s->seconds * DECAY + seconds;
+    s->n += bytes > 0;
+    mon[h].st.read_Bps = speed_of(&mon[h].io[0]);
+    mon[h].st.write_Bps = speed_of(&mon[h].io[1]);
+    pthread_mutex_unlock(&mon_lock);
+}
+
+#define PROBE_BYTES (4u << 20)
+#define PROBE_CHUNK (1u << 20)
+
+/* Write, sync, drop from the page cache and read back PROBE_BYTES in dir. */
+static int probe_speed(const char *dir, double *r, double *w)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof(path), "%s/.hcomp-probe-%ld-%lx", dir, (long) getpid(),
+                 (unsigned long) pthread_self()) >= (int) sizeof(path))
+        return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    unlink(path);           /* nothing is left behind, whatever happens next */
+    static unsigned char buf[PROBE_CHUNK];
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (unsigned char) (i * 2654435761u >> 13);
+    int ok = 1;
+    double t0 = hcomp_now();
+    for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
+        ok = pwrite(fd, buf, PROBE_CHUNK, off) == (ssize_t) PROBE_CHUNK;
+    ok = ok && fdatasync(fd) == 0;
+    double t1 = hcomp_now();
+    (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    double t2 = hcomp_now();
+    for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
+        ok = pread(fd, buf, PROBE_CHUNK, off) == (ssize_t) PROBE_CHUNK;
+    double t3 = hcomp_now();
+    close(fd);
+    if (!ok || t1 <= t0 || t3 <= t2)
+        return -1;
+    *w = PROBE_BYTES / (t1 - t0);
+    *r = PROBE_BYTES / (t3 - t2);
+    return 0;
+}
+
+void hcomp_monitor_probe(int h, double *read_Bps, double *write_Bps)
+{
+    *read_Bps = *write_Bps = 0;
+    if (h < 0 || h >= MAX_WATCHED)
+        return;
+    pthread_mutex_lock(&mon_lock);
+    int probed = mon[h].probed;
+    char dir[PATH_MAX];
+    memcpy(dir, mon[h].dir, sizeof(dir));
+    pthread_mutex_unlock(&mon_lock);
+    double r = 0, w = 0;
+    if (!probed && probe_speed(dir, &r, &w) != 0)
+        r = w = 0;
+    pthread_mutex_lock(&mon_lock);
+    if (!mon[h].probed && strcmp(mon[h].dir, dir) == 0) {
+        mon[h].probed = 1;      /* once, even if it failed: a directory we cannot write */
+        mon[h].probe_read = r;
+        mon[h].probe_write = w;
+    }
+    *read_Bps = mon[h].probe_read;
+    *write_Bps = mon[h].probe_write;
     pthread_mutex_unlock(&mon_lock);
 }

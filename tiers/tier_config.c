@@ -85,7 +85,8 @@ static int field_text(json_t *v, char *buf, size_t n)
 static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier, hcomp_error *err)
 {
     static const char *const known[] = {"name", "path", "capacity", "bandwidth", "latency",
-                                        "scope", "private", "emulate", "volatile", NULL};
+                                        "scope", "private", "emulate", "volatile", "measure",
+                                        NULL};
     char text[128];
     const char *key;
     json_t *v;
@@ -99,7 +100,7 @@ static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier
         if (!ok)
             return hcomp_fail(err, HCOMP_E_INVAL, "%s: tiers[%d] has unknown field \"%s\" "
                               "(known: name, path, capacity, bandwidth, latency, scope, private, emulate, "
-                              "volatile)",
+                              "volatile, measure)",
                               source, index, key);
     }
     memset(tier, 0, sizeof(*tier));
@@ -150,6 +151,13 @@ static int parse_tier(json_t *t, int index, const char *source, hcomp_tier *tier
             return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" private must be true or false",
                               source, tier->name);
         tier->private_dir = json_is_true(v);
+    }
+    tier->measure = 1;
+    if ((v = json_object_get(t, "measure")) != NULL) {
+        if (!json_is_boolean(v))
+            return hcomp_fail(err, HCOMP_E_INVAL, "%s: tier \"%s\" measure must be true or false",
+                              source, tier->name);
+        tier->measure = json_is_true(v);
     }
     if ((v = json_object_get(t, "emulate")) != NULL) {
         if (!json_is_boolean(v))
@@ -224,8 +232,8 @@ int hcomp_tier_config_default(hcomp_tier_config *cfg, hcomp_error *err)
         snprintf(t->name, sizeof(t->name), "ram");
         snprintf(t->path, sizeof(t->path), "/dev/shm/hcomp-%u", (unsigned) geteuid());
         t->capacity = DEFAULT_RAM_CAPACITY;
-        t->bandwidth = 10e9;
-        t->latency = 1e-6;
+        t->latency = 1e-6;       /* speeds: probed at first use, then measured */
+        t->measure = 1;
         t->node_local = 1;
         t->private_dir = 1;
         t->volatile_mode = -1;      /* tmpfs, as a rule: detected */
@@ -234,8 +242,8 @@ int hcomp_tier_config_default(hcomp_tier_config *cfg, hcomp_error *err)
     snprintf(t->name, sizeof(t->name), "filedir");
     snprintf(t->path, sizeof(t->path), "%s", HCOMP_FILEDIR);
     t->capacity = UINT64_MAX;
-    t->bandwidth = 1e9;
     t->latency = 1e-4;
+    t->measure = 1;
     t->volatile_mode = -1;
     return HCOMP_OK;
 }

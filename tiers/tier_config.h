@@ -20,6 +20,8 @@ typedef struct hcomp_tier {
     int node_local;          /* 1: node-local (RAM, local NVMe), 0: shared */
     int private_dir;         /* 1: created per user, mode 0700, ownership checked */
     int emulate;             /* 1: I/O is slowed to bandwidth and latency (experiments) */
+    int measure;             /* 1 (default): measured speeds replace bandwidth once known;
+                                0: bandwidth is taken as given (emulated tiers: always) */
     int volatile_mode;       /* 1: lost with the node's memory, 0: not; -1: detect (a
                                 RAM-backed file system is volatile), hcomp_tier_volatile */
 } hcomp_tier;

@@ -34,8 +34,8 @@ same() { # NAME A B
 mkdir -p fast slow
 cat >tiers.json <<JSON
 {"version": 1, "tiers": [
-  {"name": "fast", "path": "$W/fast", "capacity": "256KiB"},
-  {"name": "slow", "path": "$W/slow"}]}
+  {"name": "fast", "path": "$W/fast", "capacity": "256KiB", "measure": false},
+  {"name": "slow", "path": "$W/slow", "measure": false}]}
 JSON
 export HCOMP_CONFIG=$W/tiers.json
 # 3 MiB of text-like data (compresses), 1 MiB of random bytes, a 1 MiB hole, 5 bytes

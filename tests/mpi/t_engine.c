@@ -68,8 +68,8 @@ int main(int argc, char **argv)
         if (!f)
             TFAIL("%s: %s", tt.cfg, strerror(errno));
         fprintf(f, "{\"version\":1,\"tiers\":[{\"name\":\"ram\",\"path\":\"%s\",\"capacity\":\"2MiB\","
-                "\"bandwidth\":\"10GB/s\",\"latency\":\"1us\"},{\"name\":\"disk\",\"path\":\"%s\","
-                "\"bandwidth\":\"100MB/s\",\"latency\":\"4ms\"}]}\n", tt.dir[0], tt.dir[1]);
+                "\"bandwidth\":\"10GB/s\",\"latency\":\"1us\",\"measure\":false},{\"name\":\"disk\","
+                "\"path\":\"%s\",\"bandwidth\":\"100MB/s\",\"latency\":\"4ms\",\"measure\":false}]}\n", tt.dir[0], tt.dir[1]);
         fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -78,8 +78,9 @@ static void part_private(const tctx *t)
     snprintf(json, sizeof json,
              "{\"version\":1,\"tiers\":["
              "{\"name\":\"ram\",\"path\":\"%s\",\"capacity\":\"64KiB\",\"private\":true,"
-             "\"scope\":\"node-local\"},"
-             "{\"name\":\"pfs\",\"path\":\"@filedir\",\"capacity\":\"unlimited\",\"scope\":\"shared\"}]}\n",
+             "\"scope\":\"node-local\",\"measure\":false},"
+             "{\"name\":\"pfs\",\"path\":\"@filedir\",\"capacity\":\"unlimited\",\"scope\":\"shared\","
+             "\"measure\":false}]}\n",
              priv);
     t_write_text(t, cfg, json);
     /* placement is what is checked: node-local data stays where it was put */

@@ -637,7 +637,9 @@ TC_UNUSED static void t_make_tiers_tag(const tctx *t, ttiers *tt, const char *ta
         t_mkdir(t, tt->dir[i]);
         len += snprintf(json + len, sizeof json - (size_t)len,
                         "%s{\"name\":\"tier%d\",\"path\":\"%s\",\"capacity\":\"%s\","
-                        "\"scope\":\"%s\"}", /* shared: data stays where placed (no drain) */
+                        "\"scope\":\"%s\",\"measure\":false}", /* shared: data stays where
+                        placed (no drain); the engine's speeds by their order, as placement is
+                        what these tests check */
                         i ? "," : "", i, tt->dir[i], capacity[i], "shared");
     }
     snprintf(json + len, sizeof json - (size_t)len, "]}\n");

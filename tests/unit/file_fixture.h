@@ -43,14 +43,17 @@ static inline void write_text(const char *path, const char *text)
     assert_int_equal(fclose(f), 0);
 }
 
-/* (Re)write the configuration: "fast" (capacity cap0) then "slow" (unlimited). */
+/* (Re)write the configuration: "fast" (capacity cap0) then "slow" (unlimited), their
+ * speeds the engine's guess from their order (not measured: both are directories of one
+ * file system, and these tests are about placement, not about measuring). */
 static inline void write_config(fixture *fx, const char *cap0)
 {
     char json[4 * PATH_MAX];
     snprintf(json, sizeof(json),
              "{\"version\": 1, \"tiers\": [\n"
-             "  {\"name\": \"fast\", \"path\": \"%s\", \"capacity\": \"%s\", \"scope\": \"node-local\"},\n"
-             "  {\"name\": \"slow\", \"path\": \"%s\", \"capacity\": \"unlimited\"}\n"
+             "  {\"name\": \"fast\", \"path\": \"%s\", \"capacity\": \"%s\", \"scope\": \"node-local\","
+             "   \"measure\": false},\n"
+             "  {\"name\": \"slow\", \"path\": \"%s\", \"capacity\": \"unlimited\", \"measure\": false}\n"
              "]}\n", fx->t0, cap0, fx->t1);
     write_text(fx->config, json);
 }

@@ -45,8 +45,9 @@ static void write_config(fixture *fx, const char *cap0)
     snprintf(json, sizeof(json),
              "{\"version\": 1, \"tiers\": [\n"
              " {\"name\": \"nvme\", \"path\": \"%s\", \"capacity\": \"%s\", \"scope\": \"node-local\","
-             "  \"bandwidth\": \"2GB/s\", \"latency\": \"20us\"},\n"
-             " {\"name\": \"pfs\", \"path\": \"%s\", \"bandwidth\": \"200MB/s\", \"latency\": \"1ms\"}\n"
+             "  \"bandwidth\": \"2GB/s\", \"latency\": \"20us\", \"measure\": false},\n"
+             " {\"name\": \"pfs\", \"path\": \"%s\", \"bandwidth\": \"200MB/s\", \"latency\": \"1ms\","
+             " \"measure\": false}\n"
              "]}\n", fx->t0, cap0, fx->t1);
     write_text(fx->config, json);
 }
@@ -202,7 +203,7 @@ static void test_auto_round_trip_by_kind(void **state)
     snprintf(json, sizeof(json),
              "{\"version\": 1, \"tiers\": [\n"
              " {\"name\": \"disk\", \"path\": \"%s\", \"bandwidth\": \"500MB/s\", "
-             "\"latency\": \"100us\"}]}\n", fx->t0);
+             "\"latency\": \"100us\", \"measure\": false}]}\n", fx->t0);
     write_text(fx->config, json);
     const size_t len = 4 * MIB;
     struct {
@@ -240,6 +241,50 @@ static void test_auto_round_trip_by_kind(void **state)
         free(kinds[k].data);
     }
     free(back);
+}
+
+/* A tier declared to write and read at 2 MB/s and measured far faster (a directory of
+ * this machine's file system): once this process's own I/O there has been measured, its
+ * next tasks are planned with the measured speeds, and take the faster codec (lz4 over
+ * lzma); with "measure": false the declared speed stays, and so does the choice. */
+static void test_measured_speed_moves_choice(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = MIB;
+    double *d = smooth(len / 8);        /* lzma makes far more of it than lz4 does */
+    for (int measure = 0; measure < 2; measure++) {
+        char json[4 * PATH_MAX];
+        snprintf(json, sizeof(json),   /* a directory of its own: a monitor slot of its own */
+                 "{\"version\": 1, \"tiers\": [{\"name\": \"disk\", \"path\": \"%s\", "
+                 "\"bandwidth\": \"2MB/s\", \"latency\": \"1ms\", \"measure\": %s}]}\n",
+                 measure ? fx->t1 : fx->t0, measure ? "true" : "false");
+        write_text(fx->config, json);
+        uint64_t lzma[4];
+        for (int k = 0; k < 4; k++) {
+            hcomp_options *o = opts(fx, "hcomp_piece_size", "262144", "hcomp_drain", "never",
+                                    "hcomp_codecs", "lz4,lzma", NULL);
+            write_file(fx, o, HCOMP_DTYPE_DOUBLE, d, len, len);
+            hcomp_options_free(o);
+            unsigned char *back = malloc(len);
+            hcomp_error err;
+            if (read_file(fx, back, len, &err) != HCOMP_OK || memcmp(back, d, len) != 0)
+                fail_msg("read back: %s", err.msg);
+            free(back);
+            hcomp_stats st;
+            stat_ok(fx, &st);
+            lzma[k] = st.codec[HCOMP_CODEC_LZMA].pieces;
+            delete_file(fx);
+        }
+        /* at 2 MB/s lzma's ratio pays for its time; at this machine's speed lz4 wins */
+        if (lzma[0] != 4)
+            fail_msg("declared 2 MB/s: %llu of 4 pieces lzma (measure %d)",
+                     (unsigned long long) lzma[0], measure);
+        if (measure && lzma[3] != 0)
+            fail_msg("measured fast, yet %llu of 4 pieces still lzma", (unsigned long long) lzma[3]);
+        if (!measure && lzma[3] != 4)
+            fail_msg("declared speed kept, yet %llu of 4 pieces lzma", (unsigned long long) lzma[3]);
+    }
+    free(d);
 }
 
 /* Archival weights store the same data smaller than async weights do. */
@@ -723,8 +768,9 @@ static void test_filling_tier_priced(void **state)
     snprintf(json, sizeof(json),
              "{\"version\": 1, \"tiers\": [\n"
              " {\"name\": \"ram\", \"path\": \"%s\", \"capacity\": \"1MiB\", \"bandwidth\": \"100GB/s\","
-             "  \"latency\": \"1us\"},\n"
-             " {\"name\": \"pfs\", \"path\": \"%s\", \"bandwidth\": \"10MB/s\", \"latency\": \"10ms\"}\n"
+             "  \"latency\": \"1us\", \"measure\": false},\n"
+             " {\"name\": \"pfs\", \"path\": \"%s\", \"bandwidth\": \"10MB/s\", \"latency\": \"10ms\","
+             " \"measure\": false}\n"
              "]}\n", fx->t0, fx->t1);
     write_text(fx->config, json);
     const size_t task = 256 * 1024, n = 16;
@@ -975,6 +1021,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_auto_round_trip_by_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_weights_change_decision, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_measured_speed_moves_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixed_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shuffle_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archival_on_particles, setup, teardown),

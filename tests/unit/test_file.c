@@ -645,8 +645,9 @@ static void write_volatile_config(fixture *fx)
     char json[4 * PATH_MAX];
     snprintf(json, sizeof(json),
              "{\"version\": 1, \"tiers\": [\n"
-             "  {\"name\": \"fast\", \"path\": \"%s\", \"scope\": \"node-local\", \"volatile\": true},\n"
-             "  {\"name\": \"slow\", \"path\": \"%s\"}\n"
+             "  {\"name\": \"fast\", \"path\": \"%s\", \"scope\": \"node-local\", \"volatile\": true,"
+             "   \"measure\": false},\n"
+             "  {\"name\": \"slow\", \"path\": \"%s\", \"measure\": false}\n"
              "]}\n", fx->t0, fx->t1);
     write_text(fx->config, json);
 }

@@ -161,6 +161,11 @@ static void test_parse_minimal(void **state)
     assert_true(cfg.tier[0].bandwidth == 0);
     assert_int_equal(cfg.tier[0].node_local, 0);
     assert_int_equal(cfg.tier[0].private_dir, 0);
+    assert_int_equal(cfg.tier[0].measure, 1);      /* measured unless told otherwise */
+    assert_int_equal(hcomp_tier_config_parse("{\"tiers\": [{\"name\": \"t\", \"path\": \"/x\", "
+                                             "\"bandwidth\": \"1GB/s\", \"measure\": false}]}",
+                                             "pinned", &cfg, &err), HCOMP_OK);
+    assert_int_equal(cfg.tier[0].measure, 0);
 
     /* exactly 16 tiers is allowed */
     char json[4096] = "{\"version\": 1, \"tiers\": [";
@@ -201,6 +206,8 @@ static void test_parse_errors(void **state)
         {"tier not an object", "{\"tiers\": [\"ram\"]}", "tiers[0]"},
         {"unknown field", "{\"tiers\": [{\"name\": \"a\", \"path\": \"/a\", \"speed\": 1}]}",
          "speed"},
+        {"measure not a boolean", "{\"tiers\": [{\"name\": \"a\", \"path\": \"/a\", \"measure\": \"yes\"}]}",
+         "measure"},
         {"unknown field in 2nd", "{\"tiers\": [{\"name\": \"a\", \"path\": \"/a\"}, {\"name\": \"b\","
          " \"path\": \"/b\", \"capacty\": \"1GiB\"}]}", "capacty"},
         {"duplicate names", "{\"tiers\": [{\"name\": \"fast\", \"path\": \"/a\"}, {\"name\": \"fast\","

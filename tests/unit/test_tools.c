@@ -45,8 +45,8 @@ static int setup(void **state)
     assert_non_null(f);
     /* "fast" holds 256 KiB, so larger files spill onto "slow" (both shared) */
     fprintf(f, "{\"version\": 1, \"tiers\": [\n"
-               " {\"name\": \"fast\", \"path\": \"%s\", \"capacity\": \"256KiB\"},\n"
-               " {\"name\": \"slow\", \"path\": \"%s\"}]}\n", fx->t0, fx->t1);
+               " {\"name\": \"fast\", \"path\": \"%s\", \"capacity\": \"256KiB\", \"measure\": false},\n"
+               " {\"name\": \"slow\", \"path\": \"%s\", \"measure\": false}]}\n", fx->t0, fx->t1);
     assert_int_equal(fclose(f), 0);
     fx->opts = hcomp_options_new();
     hcomp_error err;
