@@ -37,6 +37,8 @@ typedef struct hcomp_read_unit {
     unsigned char *copy_to;  /* from a slot: copy_len bytes at copy_from go here */
     uint32_t copy_from, copy_len;
     uint64_t logical;        /* the first logical byte the read wanted of it */
+    uint64_t pre;            /* already read (the whole piece was): at f->pbuf + pre; else
+                                UINT64_MAX */
     unsigned char *src;      /* its stored bytes once fetched */
     unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
 } hcomp_read_unit;
@@ -243,6 +245,9 @@ void hcomp_read_cache_clear(hcomp_file *f, int release)
             free(f->rjobs[j].tmp);
         free(f->rjobs);
         free(f->units);
+        free(f->pbuf);
+        f->pbuf = NULL;
+        f->pbuf_cap = f->pbuf_len = 0;
         f->rjobs = NULL;
         f->units = NULL;
         f->rjobs_cap = f->units_cap = 0;
@@ -284,52 +289,31 @@ static int cache_take(hcomp_file *f, uint32_t raw)
     return s;
 }
 
-/* The block table of framed piece idx, checked against its record (from the cache, or
- * read with the piece header). */
-static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **out,
-                       hcomp_error *err)
+/* Keep the block table of framed piece idx, after checking its header and table (hdr:
+ * the 16-byte header and the table after it) against its record. */
+static int table_keep(hcomp_file *f, uint32_t idx, const unsigned char *hdr,
+                      struct hcomp_table_cache *t, hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
-    hcomp_segment *s = &f->segs[p->seg];
-    /* one slot per piece number (modulo): a piece moved or re-encoded since has another
-     * place or checksum, and misses */
-    struct hcomp_table_cache *t = &f->tables[idx % HCOMP_TABLE_CACHE_SLOTS];
-    if (t->valid && t->seg_id == s->id && t->seg_off == p->seg_off && t->crc == p->crc) {
-        *out = t;
-        return HCOMP_OK;
-    }
-    t->valid = 0;
+    const hcomp_segment *s = &f->segs[p->seg];
     uint32_t bs = piece_block_size(p), n = hcomp_frame_blocks(p->raw_len, bs);
     size_t tlen = hcomp_block_table_size(n);
-    int rc = segment_fd(f, s, p->start, p->raw_len, err);
-    if (rc != HCOMP_OK)
-        return rc;
-    if (tlen > p->stored_len || hcomp_grow(&t->t, &t->t_cap, HCOMP_PIECE_HEADER_SIZE + tlen) != 0 ||
-        hcomp_grow_array(&t->at, &t->at_cap, (size_t) n + 1, sizeof(*t->at)) != 0)
-        return tlen > p->stored_len ? header_mismatch(f, p, err)
-                                    : hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    double t0 = hcomp_now();
-    long long got = hcomp_pread_full(s->fd, t->t, HCOMP_PIECE_HEADER_SIZE + tlen, p->seg_off);
-    emulate_read(f, s, HCOMP_PIECE_HEADER_SIZE + tlen, t0);
-    if (got < 0)
-        return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
-    if ((size_t) got < HCOMP_PIECE_HEADER_SIZE + tlen)
-        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece at %llu of %s (tier \"%s\") is truncated; "
-                          "logical bytes from %llu cannot be read", f->path,
-                          (unsigned long long) p->seg_off, s->path, s->tier,
-                          (unsigned long long) p->start);
-    if (!header_matches(t->t, p))
+    if (!header_matches(hdr, p))
         return header_mismatch(f, p, err);
-    memmove(t->t, t->t + HCOMP_PIECE_HEADER_SIZE, tlen);
+    const unsigned char *table = hdr + HCOMP_PIECE_HEADER_SIZE;
     const hcomp_codec *c = hcomp_codec_by_id(p->codec);
-    if (hcomp_crc32(t->t, tlen) != p->crc ||
-        hcomp_block_table_check(t->t, p->raw_len, bs, p->stored_len, c->bound) != 0 ||
+    if (hcomp_crc32(table, tlen) != p->crc ||
+        hcomp_block_table_check(table, p->raw_len, bs, p->stored_len, c->bound) != 0 ||
         !hcomp_filter_fits(p->filter, c))
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the block table of the piece at %llu of %s "
                           "(tier \"%s\", logical bytes [%llu, %llu)) is damaged", f->path,
                           (unsigned long long) p->seg_off, s->path, s->tier,
                           (unsigned long long) p->start,
                           (unsigned long long) (p->start + p->raw_len));
+    if (hcomp_grow(&t->t, &t->t_cap, tlen) != 0 ||
+        hcomp_grow_array(&t->at, &t->at_cap, (size_t) n + 1, sizeof(*t->at)) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    memmove(t->t, table, tlen);
     t->at[0] = tlen;
     for (uint32_t i = 0; i < n; i++)
         t->at[i + 1] = t->at[i] + hcomp_block_stored(t->t, i);
@@ -338,8 +322,65 @@ static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **o
     t->seg_off = p->seg_off;
     t->crc = p->crc;
     t->valid = 1;
-    *out = t;
     return HCOMP_OK;
+}
+
+/* Read len bytes at off of piece idx's segment into buf, or fail naming the piece. */
+static int piece_pread(hcomp_file *f, uint32_t idx, unsigned char *buf, size_t len, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    hcomp_segment *s = &f->segs[p->seg];
+    int rc = segment_fd(f, s, p->start, p->raw_len, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    double t0 = hcomp_now();
+    long long got = hcomp_pread_full(s->fd, buf, len, p->seg_off);
+    emulate_read(f, s, got > 0 ? (uint64_t) got : 0, t0);
+    if (got < 0)
+        return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
+    if ((size_t) got < len)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: piece at %llu of %s (tier \"%s\") is truncated; "
+                          "logical bytes from %llu cannot be read", f->path,
+                          (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) p->start);
+    return HCOMP_OK;
+}
+
+/* The block table of framed piece idx (from the cache, or read with the piece header and
+ * checked). With whole (a read that wants every block of a compressed piece, which the
+ * window has room for), the whole piece is read at once into f->pbuf at *whole_at, so
+ * that a cold read costs one I/O per piece, as for an unframed one; *whole_at is then
+ * where its payload begins there (else UINT64_MAX). */
+static int piece_table(hcomp_file *f, uint32_t idx, int whole, uint64_t *whole_at,
+                       struct hcomp_table_cache **out, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    const hcomp_segment *s = &f->segs[p->seg];
+    *whole_at = UINT64_MAX;
+    /* one slot per piece number (modulo): a piece moved or re-encoded since has another
+     * place or checksum, and misses */
+    struct hcomp_table_cache *t = &f->tables[idx % HCOMP_TABLE_CACHE_SLOTS];
+    *out = t;
+    if (t->valid && t->seg_id == s->id && t->seg_off == p->seg_off && t->crc == p->crc)
+        return HCOMP_OK;
+    t->valid = 0;
+    size_t tlen = hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, piece_block_size(p)));
+    if (tlen > p->stored_len)
+        return header_mismatch(f, p, err);
+    size_t len = HCOMP_PIECE_HEADER_SIZE + (whole ? p->stored_len : tlen);
+    uint64_t at = whole ? f->pbuf_len : 0;
+    unsigned char **buf = whole ? &f->pbuf : &t->t;
+    size_t *cap = whole ? &f->pbuf_cap : &t->t_cap;
+    if (hcomp_grow(buf, cap, at + len) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    int rc = piece_pread(f, idx, *buf + at, len, err);
+    if (rc == HCOMP_OK)
+        rc = table_keep(f, idx, *buf + at, t, err);
+    if (rc == HCOMP_OK && whole) {
+        f->pbuf_len += len;
+        *whole_at = at + HCOMP_PIECE_HEADER_SIZE;
+    }
+    return rc;
 }
 
 /* ---- a read, a window at a time ------------------------------------------------ */
@@ -354,7 +395,7 @@ static int add_unit(hcomp_file *f, read_window *w, const hcomp_read_unit *u, hco
     if (hcomp_grow_array(&f->units, &f->units_cap, w->n + 1, sizeof(*f->units)) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     f->units[w->n++] = *u;
-    if (!(u->as_is && u->slot < 0))
+    if (!(u->as_is && u->slot < 0) && u->pre == UINT64_MAX)
         w->stored += u->stored;
     return HCOMP_OK;
 }
@@ -370,8 +411,17 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
     *done = lo;
     /* the lengths come from the mapping file: check them before allocating for them */
     int rc = hcomp_piece_size_ok(f, p, err);
-    if (rc != HCOMP_OK || (p->frame && (rc = piece_table(f, idx, &t, err)) != HCOMP_OK))
+    if (rc != HCOMP_OK)
         return rc;
+    uint64_t whole_at = UINT64_MAX;
+    if (p->frame) {
+        /* all of a compressed piece, if the window has room: one read for all of it */
+        int whole = lo == 0 && hi == p->raw_len && p->codec != HCOMP_CODEC_NONE &&
+                    w->n + hcomp_frame_blocks(p->raw_len, bs) <= READ_WINDOW_UNITS &&
+                    (w->n == 0 || w->stored + f->pbuf_len + p->stored_len <= READ_WINDOW_BYTES);
+        if ((rc = piece_table(f, idx, whole, &whole_at, &t, err)) != HCOMP_OK)
+            return rc;
+    }
     for (uint32_t k = lo / bs; *done < hi; k++) {
         uint32_t b0 = k * bs, raw = p->raw_len - b0 < bs ? p->raw_len - b0 : bs;
         uint32_t a = *done, z = hi < b0 + raw ? hi : b0 + raw;
@@ -394,8 +444,10 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
         u.as_is = t ? u.stored == raw : p->codec == HCOMP_CODEC_NONE;
         u.logical = p->start + a;
         u.slot = -1;
-        if (w->n >= READ_WINDOW_UNITS ||
-            (w->n > 0 && w->stored + (u.as_is ? 0 : u.stored) > READ_WINDOW_BYTES))
+        u.pre = whole_at == UINT64_MAX ? UINT64_MAX : whole_at + t->at[k];
+        if (u.pre == UINT64_MAX &&
+            (w->n >= READ_WINDOW_UNITS ||
+             (w->n > 0 && w->stored + f->pbuf_len + (u.as_is ? 0 : u.stored) > READ_WINDOW_BYTES)))
             return HCOMP_OK;    /* the window is full: the rest in the next one */
         if (a == b0 && z == b0 + raw) {
             u.dst = to;
@@ -479,7 +531,7 @@ static int continues(const hcomp_file *f, size_t k)
 {
     const hcomp_read_unit *a = &f->units[k - 1], *b = &f->units[k];
     int a_direct = a->as_is && a->slot < 0, b_direct = b->as_is && b->slot < 0;
-    return !a->unframed && !b->unframed &&
+    return !a->unframed && !b->unframed && a->pre == UINT64_MAX && b->pre == UINT64_MAX &&
            f->pieces[a->piece].seg == f->pieces[b->piece].seg && a->at + a->stored == b->at &&
            a_direct == b_direct && (!a_direct || a->dst + a->raw == b->dst);
 }
@@ -522,6 +574,11 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
     unsigned char *stage = f->rbuf;
     size_t fetched = 0;
     for (size_t i = 0; i < w->n && rc == HCOMP_OK;) {
+        if (f->units[i].pre != UINT64_MAX) {    /* read with its whole piece */
+            f->units[i].src = f->pbuf + f->units[i].pre;
+            fetched = ++i;
+            continue;
+        }
         size_t j = i + 1;
         while (j < w->n && continues(f, j))
             j++;
@@ -585,6 +642,7 @@ static int read_range(hcomp_file *f, unsigned char *out, uint64_t off, uint64_t 
     size_t i = hcomp_extent_map_find(&f->map, cur);
     while (cur < end) {
         read_window w = {0, 0};
+        f->pbuf_len = 0;
         int rc = HCOMP_OK;
         uint64_t planned = cur;
         while (planned < end && rc == HCOMP_OK) {
