@@ -63,9 +63,12 @@ void hcomp_frame_table_raw(uint32_t block_size, const unsigned char *src, uint32
 
 int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *payload,
                        uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
-                       unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad)
+                       unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad,
+                       int *bad_crc)
 {
     *bad = -1;
+    if (bad_crc != NULL)
+        *bad_crc = 0;
     if (block_size == 0 && stored_len >= HCOMP_BLOCK_TABLE_FIXED)
         block_size = hcomp_get_u32(payload);
     if (c == NULL || hcomp_frame_of_block_size(block_size) == 0 || !hcomp_filter_fits(filter, c))
@@ -80,8 +83,11 @@ int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *pa
         uint32_t raw = i + 1 < n ? block_size : raw_len - i * block_size;
         uint32_t s = hcomp_block_stored(payload, i);
         *bad = i;
-        if (hcomp_crc32(in, s) != hcomp_block_crc(payload, i))
+        if (hcomp_crc32(in, s) != hcomp_block_crc(payload, i)) {
+            if (bad_crc != NULL)
+                *bad_crc = 1;
             return HCOMP_E_CORRUPT;
+        }
         if (dst != NULL) {
             unsigned char *out = dst + (size_t) i * block_size;
             if (s == raw)

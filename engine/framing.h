@@ -30,9 +30,10 @@ void hcomp_frame_table_raw(uint32_t block_size, const unsigned char *src, uint32
  * bytes: the table against block_size (0: the table's own, which must be a valid one) and
  * the codec's bounds, every block against its checksum; and, when dst is not NULL, decode
  * it into dst. HCOMP_OK, or HCOMP_E_CORRUPT with *bad the first damaged block (-1: the
- * table). */
+ * table) and *bad_crc (if not NULL) set when its checksum did not match. */
 int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *payload,
                        uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
-                       unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad);
+                       unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad,
+                       int *bad_crc);
 
 #endif

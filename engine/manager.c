@@ -100,8 +100,23 @@ static void encode(hcomp_job *j)
 static void decode(hcomp_job *j)
 {
     const hcomp_codec *c = hcomp_codec_by_id(j->codec);
-    j->bad_crc = hcomp_crc32(j->src, j->len) != j->want_crc;
     j->rc = HCOMP_OK;
+    j->bad_crc = 0;
+    j->bad_block = -1;
+    if (j->fetch != NULL && j->fetch(j, j->fetch_arg) != 0) {
+        j->rc = HCOMP_E_IO;
+        return;
+    }
+    if (j->block_size > 0) {        /* a whole framed piece: its table, then every block */
+        size_t tlen = hcomp_block_table_size(hcomp_frame_blocks(j->dst_len, j->block_size));
+        j->bad_crc = j->len < tlen || hcomp_crc32(j->src, tlen) != j->want_crc;
+        if (j->bad_crc || c == NULL ||
+            hcomp_frame_decode(c, j->filter, j->src, j->len, j->dst_len, j->block_size, j->dst,
+                               &j->tmp, &j->tmp_cap, &j->bad_block, &j->bad_crc) != HCOMP_OK)
+            j->rc = HCOMP_E_CORRUPT;
+        return;
+    }
+    j->bad_crc = hcomp_crc32(j->src, j->len) != j->want_crc;
     if (j->bad_crc || c == NULL)
         j->rc = HCOMP_E_CORRUPT;
     else if (c->id == HCOMP_CODEC_NONE && j->filter == HCOMP_FILTER_NONE) {

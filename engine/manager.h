@@ -18,10 +18,18 @@ typedef struct hcomp_job {
     unsigned codec;
     int level;
     int filter;
-    uint32_t block_size;            /* encode: framed in blocks of this size; 0 unframed */
+    uint32_t block_size;            /* encode: framed in blocks of this size; 0 unframed;
+                                       decode: src is a whole framed piece's table and
+                                       blocks, in blocks of this size */
     unsigned char *dst;             /* decode: dst_len logical bytes go here (dst may be */
     uint32_t dst_len;               /* src itself for bytes stored as they are) */
-    uint32_t want_crc;              /* decode: the stored bytes' CRC-32 */
+    uint32_t want_crc;              /* decode: the stored bytes' CRC-32 (a framed piece's:
+                                       its table's) */
+    /* decode: called first, on the job's thread, to bring the stored bytes to src (the
+     * caller's I/O: the pool overlaps one job's reading with another's decoding); not 0:
+     * the job fails with HCOMP_E_IO, the caller knows why */
+    int (*fetch)(struct hcomp_job *job, void *arg);
+    void *fetch_arg;
     /* buffers, owned by the caller and grown as needed */
     unsigned char *out;
     size_t out_cap;
@@ -39,7 +47,9 @@ typedef struct hcomp_job {
     /* out (both) */
     double seconds;                 /* time spent encoding or decoding */
     int rc;                         /* HCOMP_OK or an error code; decode: HCOMP_E_CORRUPT */
-    int bad_crc;                    /* decode: the checksum did not match */
+    int bad_crc;                    /* decode: a checksum did not match */
+    int64_t bad_block;              /* decode, whole framed piece: the first damaged block
+                                       (-1: its table, or none) */
     int state;                      /* 0 queued, 1 running, 2 done */
 } hcomp_job;
 

@@ -130,8 +130,6 @@ struct hcomp_file {
         uint64_t *at;          /* offset of each block's stored bytes in the payload */
         size_t t_cap, at_cap;
     } tables[HCOMP_TABLE_CACHE_SLOTS];
-    unsigned char *pbuf;               /* whole pieces a read window read at once */
-    size_t pbuf_cap, pbuf_len;
     struct hcomp_read_unit *units;     /* a read's blocks to fetch and decode */
     size_t units_cap;
     hcomp_job *rjobs;                  /* their decode jobs */

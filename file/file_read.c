@@ -25,22 +25,27 @@
 #define READ_WINDOW_UNITS 512u
 #define READ_RETRIES 64
 
-/* One block of a piece that a read fetches and decodes (an unframed piece is one). */
+/* What a read fetches and decodes: one block of a framed piece, or a whole piece (an
+ * unframed one always; a framed compressed one the read wants all of, read and decoded in
+ * one job: one I/O per piece). */
 typedef struct hcomp_read_unit {
-    uint32_t piece, block;
+    uint32_t piece, block;   /* block: its number; 0 for a whole piece */
     uint64_t at;             /* offset of its stored bytes in the segment */
     uint32_t stored, raw, crc;
+    int whole;               /* the whole piece: its header is read with it and checked */
     int as_is;               /* stored as it is: read straight to dst when direct */
-    int unframed;            /* a version-1 piece: its header is read and checked with it */
+    int in_job;              /* read by its decode job on the pool (else before, by the caller) */
+    int fd;                  /* its segment's descriptor */
     unsigned char *dst;      /* where the logical bytes go (caller's buffer or a cache slot) */
     int slot;                /* cache slot filled, or -1 (direct) */
     unsigned char *copy_to;  /* from a slot: copy_len bytes at copy_from go here */
     uint32_t copy_from, copy_len;
     uint64_t logical;        /* the first logical byte the read wanted of it */
-    uint64_t pre;            /* already read (the whole piece was): at f->pbuf + pre; else
-                                UINT64_MAX */
-    unsigned char *src;      /* its stored bytes once fetched */
-    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
+    unsigned char *src;      /* where its stored bytes are read to */
+    /* how its read went (in_job) */
+    int read_errno, short_read, bad_hdr;
+    double read_s;
+    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE], want_hdr[HCOMP_PIECE_HEADER_SIZE];
 } hcomp_read_unit;
 
 static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len, hcomp_error *err)
@@ -67,16 +72,22 @@ static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t le
     return HCOMP_OK;
 }
 
-/* Emulated tiers are slow to read too; and what a read took tells the monitor how fast
- * the tier reads (for this opener's next writes: docs/ENGINE.md, "Tier speeds"). */
+/* What a read took tells the monitor how fast the tier reads (for this opener's next
+ * writes: docs/ENGINE.md, "Tier speeds"). */
+static void observe_read(hcomp_file *f, const hcomp_segment *s, uint64_t bytes, double seconds)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (f->tw[t].ready && strcmp(f->cfg.tier[t].name, s->tier) == 0)
+            hcomp_monitor_observe(f->tw[t].mon, 0, bytes, seconds);
+}
+
+/* Emulated tiers are slow to read too. */
 static void emulate_read(hcomp_file *f, const hcomp_segment *s, uint64_t bytes, double t0)
 {
     for (int t = 0; t < f->cfg.ntiers; t++)
-        if (strcmp(f->cfg.tier[t].name, s->tier) == 0) {
+        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
             hcomp_tier_emulate(&f->cfg.tier[t], bytes, 0, t0);
-            if (f->tw[t].ready)
-                hcomp_monitor_observe(f->tw[t].mon, 0, bytes, hcomp_now() - t0);
-        }
+    observe_read(f, s, bytes, hcomp_now() - t0);
 }
 
 static uint32_t piece_block_size(const hcomp_piece *p)
@@ -159,7 +170,8 @@ int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned 
                  : hcomp_crc32(payload, hcomp_block_table_size(hcomp_frame_blocks(
                                             p->raw_len, piece_block_size(p)))) == p->crc &&
                        hcomp_frame_decode(c, p->filter, payload, p->stored_len, p->raw_len,
-                                          piece_block_size(p), NULL, NULL, NULL, &bad) == HCOMP_OK;
+                                          piece_block_size(p), NULL, NULL, NULL, &bad,
+                                          NULL) == HCOMP_OK;
     if (!ok) {
         uint64_t b = bad < 0 ? 0 : (uint64_t) bad * piece_block_size(p);
         uint64_t e = bad < 0 ? p->raw_len : b + piece_block_size(p);
@@ -190,7 +202,7 @@ static int piece_load_once(hcomp_file *f, uint32_t idx, unsigned char *dst, hcom
     int64_t bad;
     rc = p->frame ? hcomp_frame_decode(c, p->filter, f->rbuf, p->stored_len, p->raw_len,
                                        piece_block_size(p), dst, &f->unfilter, &f->unfilter_cap,
-                                       &bad)
+                                       &bad, NULL)
                   : hcomp_filter_decode(c, p->filter, f->rbuf, p->stored_len, dst, p->raw_len,
                                         &f->unfilter, &f->unfilter_cap);
     if (rc != HCOMP_OK)
@@ -245,9 +257,6 @@ void hcomp_read_cache_clear(hcomp_file *f, int release)
             free(f->rjobs[j].tmp);
         free(f->rjobs);
         free(f->units);
-        free(f->pbuf);
-        f->pbuf = NULL;
-        f->pbuf_cap = f->pbuf_len = 0;
         f->rjobs = NULL;
         f->units = NULL;
         f->rjobs_cap = f->units_cap = 0;
@@ -346,17 +355,13 @@ static int piece_pread(hcomp_file *f, uint32_t idx, unsigned char *buf, size_t l
     return HCOMP_OK;
 }
 
-/* The block table of framed piece idx (from the cache, or read with the piece header and
- * checked). With whole (a read that wants every block of a compressed piece, which the
- * window has room for), the whole piece is read at once into f->pbuf at *whole_at, so
- * that a cold read costs one I/O per piece, as for an unframed one; *whole_at is then
- * where its payload begins there (else UINT64_MAX). */
-static int piece_table(hcomp_file *f, uint32_t idx, int whole, uint64_t *whole_at,
-                       struct hcomp_table_cache **out, hcomp_error *err)
+/* The block table of framed piece idx: from the cache, or read with the piece header
+ * and checked. */
+static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **out,
+                       hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
     const hcomp_segment *s = &f->segs[p->seg];
-    *whole_at = UINT64_MAX;
     /* one slot per piece number (modulo): a piece moved or re-encoded since has another
      * place or checksum, and misses */
     struct hcomp_table_cache *t = &f->tables[idx % HCOMP_TABLE_CACHE_SLOTS];
@@ -367,37 +372,77 @@ static int piece_table(hcomp_file *f, uint32_t idx, int whole, uint64_t *whole_a
     size_t tlen = hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, piece_block_size(p)));
     if (tlen > p->stored_len)
         return header_mismatch(f, p, err);
-    size_t len = HCOMP_PIECE_HEADER_SIZE + (whole ? p->stored_len : tlen);
-    uint64_t at = whole ? f->pbuf_len : 0;
-    unsigned char **buf = whole ? &f->pbuf : &t->t;
-    size_t *cap = whole ? &f->pbuf_cap : &t->t_cap;
-    if (hcomp_grow(buf, cap, at + len) != 0)
+    size_t len = HCOMP_PIECE_HEADER_SIZE + tlen;
+    if (hcomp_grow(&t->t, &t->t_cap, len) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    int rc = piece_pread(f, idx, *buf + at, len, err);
-    if (rc == HCOMP_OK)
-        rc = table_keep(f, idx, *buf + at, t, err);
-    if (rc == HCOMP_OK && whole) {
-        f->pbuf_len += len;
-        *whole_at = at + HCOMP_PIECE_HEADER_SIZE;
-    }
-    return rc;
+    int rc = piece_pread(f, idx, t->t, len, err);
+    return rc == HCOMP_OK ? table_keep(f, idx, t->t, t, err) : rc;
 }
 
 /* ---- a read, a window at a time ------------------------------------------------ */
 
 typedef struct read_window {
     size_t n;                /* units */
-    uint64_t stored;         /* their stored bytes to fetch into f->rbuf */
+    uint64_t stored;         /* their stored bytes to read into f->rbuf */
 } read_window;
 
-static int add_unit(hcomp_file *f, read_window *w, const hcomp_read_unit *u, hcomp_error *err)
+static int tier_emulated(const hcomp_file *f, const hcomp_segment *s)
 {
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
+            return f->cfg.tier[t].emulate;
+    return 0;
+}
+
+/* Queue unit u of piece p unless the window is full (then *full is set). */
+static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full,
+                    hcomp_error *err)
+{
+    int staged = !(u->as_is && u->slot < 0);
+    *full = w->n >= READ_WINDOW_UNITS ||
+            (w->n > 0 && w->stored + (staged ? u->stored : 0) > READ_WINDOW_BYTES);
+    if (*full)
+        return HCOMP_OK;
+    const hcomp_piece *p = &f->pieces[u->piece];
+    hcomp_segment *s = &f->segs[p->seg];
+    int rc = segment_fd(f, s, u->logical, u->raw, err);
+    if (rc != HCOMP_OK)
+        return rc;
     if (hcomp_grow_array(&f->units, &f->units_cap, w->n + 1, sizeof(*f->units)) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    u->fd = s->fd;
+    /* read on the pool, overlapping other units' decoding, unless it goes straight into
+     * the caller's buffer (runs of such are merged into one read) or the tier is emulated
+     * (its speed is one process's, so its reads take turns) */
+    u->in_job = staged && !tier_emulated(f, s);
+    if (u->whole) {
+        hcomp_piece_header h = {p->start, p->raw_len, p->stored_len, p->codec, p->filter,
+                                p->frame != 0};
+        hcomp_piece_header_encode(&h, u->want_hdr);
+    }
     f->units[w->n++] = *u;
-    if (!(u->as_is && u->slot < 0) && u->pre == UINT64_MAX)
+    if (staged)
         w->stored += u->stored;
     return HCOMP_OK;
+}
+
+/* Where a unit's logical bytes go: straight into the caller's buffer (to) when it wants
+ * them all, else a cache slot, from which the part wanted is copied. */
+static int unit_target(hcomp_file *f, hcomp_read_unit *u, unsigned char *to, uint32_t b0,
+                       uint32_t a, uint32_t z)
+{
+    u->slot = -1;
+    if (a == b0 && z == b0 + u->raw) {
+        u->dst = to;
+        return 0;
+    }
+    if ((u->slot = cache_take(f, u->raw)) < 0)
+        return -1;
+    u->dst = f->cache[u->slot].buf;
+    u->copy_to = to;
+    u->copy_from = a - b0;
+    u->copy_len = z - a;
+    return 0;
 }
 
 /* Plan the blocks of piece idx that logical bytes [lo, hi) of it (the caller's out) need:
@@ -407,26 +452,24 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
 {
     const hcomp_piece *p = &f->pieces[idx];
     uint32_t bs = piece_block_size(p);
-    struct hcomp_table_cache *t = NULL;
     *done = lo;
     /* the lengths come from the mapping file: check them before allocating for them */
-    int rc = hcomp_piece_size_ok(f, p, err);
+    int rc = hcomp_piece_size_ok(f, p, err), full = 0;
     if (rc != HCOMP_OK)
         return rc;
-    uint64_t whole_at = UINT64_MAX;
-    if (p->frame) {
-        /* all of a compressed piece, if the window has room: one read for all of it */
-        int whole = lo == 0 && hi == p->raw_len && p->codec != HCOMP_CODEC_NONE &&
-                    w->n + hcomp_frame_blocks(p->raw_len, bs) <= READ_WINDOW_UNITS &&
-                    (w->n == 0 || w->stored + f->pbuf_len + p->stored_len <= READ_WINDOW_BYTES);
-        if ((rc = piece_table(f, idx, whole, &whole_at, &t, err)) != HCOMP_OK)
-            return rc;
-    }
-    for (uint32_t k = lo / bs; *done < hi; k++) {
+    /* all of a compressed framed piece, or any of an unframed one: the whole piece */
+    int whole = p->frame == 0 || (lo == 0 && hi == p->raw_len && p->codec != HCOMP_CODEC_NONE);
+    struct hcomp_table_cache *t = NULL;
+    if (!whole && (rc = piece_table(f, idx, &t, err)) != HCOMP_OK)
+        return rc;
+    if (whole)
+        bs = p->raw_len;
+    for (uint32_t k = lo / (bs ? bs : 1); *done < hi; k++) {
         uint32_t b0 = k * bs, raw = p->raw_len - b0 < bs ? p->raw_len - b0 : bs;
         uint32_t a = *done, z = hi < b0 + raw ? hi : b0 + raw;
         unsigned char *to = out + (a - lo);
-        int c = cache_find(f, idx, k);
+        /* (a framed piece's cached blocks are its blocks, not the whole piece) */
+        int c = whole && p->frame ? -1 : cache_find(f, idx, k);
         if (c >= 0) {
             memcpy(to, f->cache[c].buf + (a - b0), z - a);
             f->cache[c].used = ++f->cache_tick;
@@ -437,75 +480,47 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
         u.piece = idx;
         u.block = k;
         u.raw = raw;
-        u.unframed = t == NULL;
+        u.whole = whole;
         u.at = p->seg_off + HCOMP_PIECE_HEADER_SIZE + (t ? t->at[k] : 0);
         u.stored = t ? (uint32_t) (t->at[k + 1] - t->at[k]) : p->stored_len;
         u.crc = t ? hcomp_block_crc(t->t, k) : p->crc;
-        u.as_is = t ? u.stored == raw : p->codec == HCOMP_CODEC_NONE;
+        u.as_is = t ? u.stored == raw : p->codec == HCOMP_CODEC_NONE && p->frame == 0;
         u.logical = p->start + a;
-        u.slot = -1;
-        u.pre = whole_at == UINT64_MAX ? UINT64_MAX : whole_at + t->at[k];
-        if (u.pre == UINT64_MAX &&
-            (w->n >= READ_WINDOW_UNITS ||
-             (w->n > 0 && w->stored + f->pbuf_len + (u.as_is ? 0 : u.stored) > READ_WINDOW_BYTES)))
-            return HCOMP_OK;    /* the window is full: the rest in the next one */
-        if (a == b0 && z == b0 + raw) {
-            u.dst = to;
-        } else {
-            u.slot = cache_take(f, raw);
-            if (u.slot < 0) {
-                if (w->n > 0)
-                    return HCOMP_OK;
-                return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
-            }
-            u.dst = f->cache[u.slot].buf;
-            u.copy_to = to;
-            u.copy_from = a - b0;
-            u.copy_len = z - a;
+        if (unit_target(f, &u, to, b0, a, z) != 0)
+            return w->n > 0 ? HCOMP_OK
+                            : hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
+        if ((rc = add_unit(f, w, &u, &full, err)) != HCOMP_OK || full) {
+            if (u.slot >= 0)
+                f->cache[u.slot].piece = -1;
+            return rc;      /* full: the rest in the next window */
         }
-        if ((rc = add_unit(f, w, &u, err)) != HCOMP_OK)
-            return rc;
         *done = z;
     }
     return HCOMP_OK;
 }
 
-/* Read the stored bytes of units [i, j) (one segment, contiguous) with one call. */
-static int fetch_run(hcomp_file *f, size_t i, size_t j, unsigned char *stage, hcomp_error *err)
+/* Read the stored bytes of unit u (and its piece header, for a whole piece) into
+ * u->src: on a pool thread for in_job units, or in the caller's thread. */
+static int unit_read(hcomp_read_unit *u, size_t len)
 {
-    hcomp_read_unit *u = &f->units[i];
-    const hcomp_piece *p = &f->pieces[u->piece];
-    hcomp_segment *s = &f->segs[p->seg];
-    int rc = segment_fd(f, s, u->logical, u->raw, err);
-    if (rc != HCOMP_OK)
-        return rc;
     struct iovec iov[2];
     int n = 0;
-    uint64_t at = u->at, len = 0;
-    if (u->unframed) {
+    uint64_t at = u->at;
+    if (u->whole) {
         iov[n++] = (struct iovec) {u->hdr, HCOMP_PIECE_HEADER_SIZE};
         at -= HCOMP_PIECE_HEADER_SIZE;
     }
-    for (size_t k = i; k < j; k++)
-        len += f->units[k].stored;
-    unsigned char *into = u->as_is && u->slot < 0 ? u->dst : stage;
-    iov[n++] = (struct iovec) {into, (size_t) len};
-    size_t total = (u->unframed ? HCOMP_PIECE_HEADER_SIZE : 0) + (size_t) len;
+    iov[n++] = (struct iovec) {u->src, len};
+    size_t total = (u->whole ? HCOMP_PIECE_HEADER_SIZE : 0) + len, got = 0;
     double t0 = hcomp_now();
-    size_t got = 0;
     while (got < total) {
-        ssize_t r = preadv(s->fd, iov, n, (off_t) (at + got));
+        ssize_t r = preadv(u->fd, iov, n, (off_t) (at + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
-            emulate_read(f, s, got, t0);
-            if (r < 0)
-                return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path,
-                                        s->path, s->tier);
-            return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the piece at %llu of %s (tier \"%s\") "
-                              "is truncated; logical bytes from %llu cannot be read", f->path,
-                              (unsigned long long) p->seg_off, s->path, s->tier,
-                              (unsigned long long) u->logical);
+            u->read_errno = r < 0 ? errno : 0;
+            u->short_read = r == 0;
+            break;
         }
         got += (size_t) r;
         for (int v = 0; v < n && r > 0; v++) {
@@ -515,25 +530,28 @@ static int fetch_run(hcomp_file *f, size_t i, size_t j, unsigned char *stage, hc
             r -= (ssize_t) k;
         }
     }
-    emulate_read(f, s, total, t0);
-    if (u->unframed && !header_matches(u->hdr, p))
-        return header_mismatch(f, p, err);
-    for (size_t k = i; k < j; k++) {
-        f->units[k].src = into;
-        into += f->units[k].stored;
-    }
-    return HCOMP_OK;
+    u->read_s = hcomp_now() - t0;
+    if (got < total)
+        return -1;
+    u->bad_hdr = u->whole && memcmp(u->hdr, u->want_hdr, HCOMP_PIECE_HEADER_SIZE) != 0;
+    return u->bad_hdr ? -1 : 0;
 }
 
-/* Whether unit k continues unit k-1's read: same segment, next bytes, and both go to the
- * staging buffer, or both straight to consecutive bytes of the caller's buffer. */
+static int unit_fetch(hcomp_job *j, void *arg)
+{
+    hcomp_read_unit *u = arg;
+    (void) j;
+    return unit_read(u, u->stored);
+}
+
+/* Whether unit k continues unit k-1's read: same segment, next bytes, both read by the
+ * caller straight into consecutive bytes of the caller's buffer. */
 static int continues(const hcomp_file *f, size_t k)
 {
     const hcomp_read_unit *a = &f->units[k - 1], *b = &f->units[k];
-    int a_direct = a->as_is && a->slot < 0, b_direct = b->as_is && b->slot < 0;
-    return !a->unframed && !b->unframed && a->pre == UINT64_MAX && b->pre == UINT64_MAX &&
-           f->pieces[a->piece].seg == f->pieces[b->piece].seg && a->at + a->stored == b->at &&
-           a_direct == b_direct && (!a_direct || a->dst + a->raw == b->dst);
+    return !a->in_job && !b->in_job && !a->whole && !b->whole && a->as_is && b->as_is &&
+           a->slot < 0 && b->slot < 0 && a->fd == b->fd && a->at + a->stored == b->at &&
+           a->dst + a->raw == b->dst;
 }
 
 static int unit_failed(hcomp_file *f, const hcomp_read_unit *u, const hcomp_job *j,
@@ -541,25 +559,71 @@ static int unit_failed(hcomp_file *f, const hcomp_read_unit *u, const hcomp_job 
 {
     const hcomp_piece *p = &f->pieces[u->piece];
     const hcomp_segment *s = &f->segs[p->seg];
-    uint64_t b0 = p->start + (uint64_t) u->block * piece_block_size(p);
+    if (u->read_errno)
+        return hcomp_fail_errno(err, u->read_errno, "%s: reading %s (tier \"%s\")", f->path,
+                                s->path, s->tier);
+    if (u->short_read)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the piece at %llu of %s (tier \"%s\") is "
+                          "truncated; logical bytes from %llu cannot be read", f->path,
+                          (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) u->logical);
+    if (u->bad_hdr)
+        return header_mismatch(f, p, err);
+    uint32_t bs = u->whole ? piece_block_size(p) : u->raw;
+    uint64_t b0 = p->start + (u->whole ? 0 : (uint64_t) u->block * piece_block_size(p));
+    uint64_t b1 = b0 + u->raw;
+    if (u->whole && p->frame) {
+        if (j->bad_block < 0)
+            return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the block table of the piece at %llu of "
+                              "%s (tier \"%s\", logical bytes [%llu, %llu)) is damaged", f->path,
+                              (unsigned long long) p->seg_off, s->path, s->tier,
+                              (unsigned long long) b0, (unsigned long long) b1);
+        b0 = p->start + (uint64_t) j->bad_block * bs;
+        b1 = b0 + bs < p->start + p->raw_len ? b0 + bs : p->start + p->raw_len;
+    }
     if (j->bad_crc)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: checksum mismatch in the piece at %llu of %s "
                           "(tier \"%s\", logical bytes [%llu, %llu)): the stored data is damaged",
                           f->path, (unsigned long long) p->seg_off, s->path, s->tier,
-                          (unsigned long long) b0, (unsigned long long) (b0 + u->raw));
+                          (unsigned long long) b0, (unsigned long long) b1);
     return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: %s could not decode the piece at %llu of %s "
                       "(tier \"%s\", logical bytes [%llu, %llu))", f->path,
                       hcomp_codec_by_id(p->codec)->name, (unsigned long long) p->seg_off, s->path,
-                      s->tier, (unsigned long long) b0, (unsigned long long) (b0 + u->raw));
+                      s->tier, (unsigned long long) b0, (unsigned long long) b1);
+}
+
+/* Read the units the caller reads (runs of neighbours with one call each), in order;
+ * returns how many, from the first, were read (the rest failed at the first of them). */
+static size_t read_in_caller(hcomp_file *f, read_window *w)
+{
+    for (size_t i = 0; i < w->n;) {
+        hcomp_read_unit *u = &f->units[i];
+        if (u->in_job) {
+            i++;
+            continue;
+        }
+        size_t j = i + 1, len = u->stored;
+        while (j < w->n && continues(f, j))
+            len += f->units[j++].stored;
+        const hcomp_segment *s = &f->segs[f->pieces[u->piece].seg];
+        double t0 = hcomp_now();
+        int rc = unit_read(u, len);
+        emulate_read(f, s, len, t0);
+        for (size_t k = i + 1; k < j; k++)
+            f->units[k].src = f->units[k - 1].src + f->units[k - 1].stored;
+        if (rc != 0)
+            return i;
+        i = j;
+    }
+    return w->n;
 }
 
 /* Fetch and decode the window's units; *failed: the logical offset of the first that
  * failed (the bytes before it are in place). */
 static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_error *err)
 {
-    int rc = HCOMP_OK;
     if (w->n == 0)
-        return rc;
+        return HCOMP_OK;
     size_t had = f->rjobs_cap;
     if (hcomp_grow(&f->rbuf, &f->rbuf_cap, w->stored ? w->stored : 1) != 0 ||
         hcomp_grow_array(&f->rjobs, &f->rjobs_cap, w->n, sizeof(*f->rjobs)) != 0) {
@@ -570,27 +634,19 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
     }
     memset(f->rjobs + had, 0, (f->rjobs_cap - had) * sizeof(*f->rjobs));
-    /* 1: the stored bytes, one read per run of neighbours */
     unsigned char *stage = f->rbuf;
-    size_t fetched = 0;
-    for (size_t i = 0; i < w->n && rc == HCOMP_OK;) {
-        if (f->units[i].pre != UINT64_MAX) {    /* read with its whole piece */
-            f->units[i].src = f->pbuf + f->units[i].pre;
-            fetched = ++i;
-            continue;
+    for (size_t k = 0; k < w->n; k++) {
+        hcomp_read_unit *u = &f->units[k];
+        if (u->as_is && u->slot < 0) {
+            u->src = u->dst;        /* straight into the caller's buffer */
+        } else {
+            u->src = stage;
+            stage += u->stored;
         }
-        size_t j = i + 1;
-        while (j < w->n && continues(f, j))
-            j++;
-        rc = fetch_run(f, i, j, stage, err);
-        if (rc == HCOMP_OK && !(f->units[i].as_is && f->units[i].slot < 0))
-            for (size_t k = i; k < j; k++)
-                stage += f->units[k].stored;
-        fetched = rc == HCOMP_OK ? j : i;
-        i = j;
     }
-    /* 2: checked and decoded on the pool */
-    for (size_t k = 0; k < fetched; k++) {
+    /* 1: what the caller reads itself; 2: the rest read, checked and decoded on the pool */
+    size_t njobs = read_in_caller(f, w);
+    for (size_t k = 0; k < njobs; k++) {
         const hcomp_read_unit *u = &f->units[k];
         const hcomp_piece *p = &f->pieces[u->piece];
         hcomp_job *j = &f->rjobs[k];
@@ -599,21 +655,26 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         j->len = u->stored;
         j->codec = u->as_is ? HCOMP_CODEC_NONE : p->codec;
         j->filter = u->as_is ? HCOMP_FILTER_NONE : p->filter;
+        j->block_size = u->whole && p->frame ? piece_block_size(p) : 0;
         j->dst = u->dst;
         j->dst_len = u->raw;
         j->want_crc = u->crc;
+        j->fetch = u->in_job ? unit_fetch : NULL;
+        j->fetch_arg = &f->units[k];
     }
-    if (fetched > 0)
-        hcomp_jobs_start(f->rjobs, fetched, f->opts.threads);
-    for (size_t k = 0; k < fetched; k++)
-        hcomp_jobs_wait(f->rjobs, fetched, k);
+    if (njobs > 0)
+        hcomp_jobs_start(f->rjobs, njobs, f->opts.threads);
+    for (size_t k = 0; k < njobs; k++)
+        hcomp_jobs_wait(f->rjobs, njobs, k);
     /* 3: in order: the parts wanted of cached blocks, feedback, the first failure */
     int64_t fed = -1;
     for (size_t k = 0; k < w->n; k++) {
         hcomp_read_unit *u = &f->units[k];
-        if (k >= fetched || f->rjobs[k].rc != HCOMP_OK) {
-            if (k < fetched)
-                rc = unit_failed(f, u, &f->rjobs[k], err);
+        const hcomp_piece *p = &f->pieces[u->piece];
+        if (u->in_job && k < njobs && !u->read_errno && !u->short_read)
+            observe_read(f, &f->segs[p->seg], u->stored, u->read_s);
+        if (k >= njobs || f->rjobs[k].rc != HCOMP_OK) {
+            int rc = unit_failed(f, u, k < njobs ? &f->rjobs[k] : NULL, err);
             *failed = u->logical;
             for (; k < w->n; k++)
                 if (f->units[k].slot >= 0)
@@ -625,7 +686,6 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
             f->cache[u->slot].block = u->block;
             memcpy(u->copy_to, u->dst + u->copy_from, u->copy_len);
         }
-        const hcomp_piece *p = &f->pieces[u->piece];
         if (!u->as_is && p->level != HCOMP_MAP_LEVEL_UNKNOWN && fed != (int64_t) u->piece) {
             fed = u->piece;     /* a model is per codec and level; once per piece a round */
             hcomp_engine_read_feedback(&f->eng, p->codec, p->level, p->filter, u->raw,
@@ -642,7 +702,6 @@ static int read_range(hcomp_file *f, unsigned char *out, uint64_t off, uint64_t 
     size_t i = hcomp_extent_map_find(&f->map, cur);
     while (cur < end) {
         read_window w = {0, 0};
-        f->pbuf_len = 0;
         int rc = HCOMP_OK;
         uint64_t planned = cur;
         while (planned < end && rc == HCOMP_OK) {

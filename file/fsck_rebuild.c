@@ -196,7 +196,7 @@ static int piece_at(int fd, uint64_t off, uint64_t size, hcomp_piece_header *h, 
     size_t tmp_cap = 0;
     int64_t bad;
     int rc = h->framed ? hcomp_frame_decode(c, h->filter, *buf, h->stored_len, h->raw_len, 0,
-                                            *raw, &tmp, &tmp_cap, &bad)
+                                            *raw, &tmp, &tmp_cap, &bad, NULL)
                        : hcomp_filter_decode(c, h->filter, *buf, h->stored_len, *raw, h->raw_len,
                                              &tmp, &tmp_cap);
     free(tmp);
