@@ -209,9 +209,10 @@ static void measure(const char *path, const char *dir, int runs, const char *bw,
     FILE *c = fopen(cfg, "w");
     if (c == NULL)
         die("cannot write", cfg);
-    /* the tier's speed is what the engine plans for (its I/O runs at tmpfs speed) */
+    /* the tier's speed is what the engine plans for (its I/O runs at tmpfs speed, which
+     * must not replace it: not measured) */
     fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"t\", \"path\": \"%s\", "
-               "\"bandwidth\": \"%s\"}]}\n", tier, bw);
+               "\"bandwidth\": \"%s\", \"measure\": false}]}\n", tier, bw);
     fclose(c);
     for (int p = 0; p < nprio; p++) {
         double ratio[MAX_RUNS], comp[MAX_RUNS], dec[MAX_RUNS];

@@ -958,25 +958,6 @@ static void test_missing_tier_dir(void **state)
 
 /* ---- damaged data -------------------------------------------------------------------------- */
 
-static void expect_read_fails(fixture *fx, const char *path, uint64_t len, uint64_t off, int code,
-                              const char *in_msg)
-{
-    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
-    unsigned char *buf = malloc(len);
-    assert_non_null(buf);
-    hcomp_error err;
-    uint64_t n = 12345;
-    int rc = hcomp_file_pread(f, buf, len, off, &n, &err);
-    if (rc != code)
-        fail_msg("read %llu at %llu: %s, want %s (%s)", (unsigned long long) len,
-                 (unsigned long long) off, hcomp_code_name(rc), hcomp_code_name(code), err.msg);
-    assert_true(n == 0);
-    if (in_msg && strstr(err.msg, in_msg) == NULL)
-        fail_msg("message does not name %s: %s", in_msg, err.msg);
-    free(buf);
-    close_ok(f);
-}
-
 static void test_corrupt_piece(void **state)
 {
     fixture *fx = *state;
