@@ -411,10 +411,11 @@ static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full
     if (hcomp_grow_array(&f->units, &f->units_cap, w->n + 1, sizeof(*f->units)) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     u->fd = s->fd;
-    /* read on the pool, overlapping other units' decoding, unless it goes straight into
-     * the caller's buffer (runs of such are merged into one read) or the tier is emulated
-     * (its speed is one process's, so its reads take turns) */
-    u->in_job = staged && !tier_emulated(f, s);
+    /* read on the pool, overlapping other units' reading and decoding (a block stored as
+     * it is and wanted whole is read straight into the caller's buffer there too), unless
+     * the tier is emulated: its speed is one process's, so its reads take turns, in the
+     * caller (neighbours merged into one read) */
+    u->in_job = !tier_emulated(f, s);
     if (u->whole) {
         hcomp_piece_header h = {p->start, p->raw_len, p->stored_len, p->codec, p->filter,
                                 p->frame != 0};
