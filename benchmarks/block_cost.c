@@ -1,0 +1,167 @@
+/* block_cost: what framing pieces in 256 KiB blocks costs against one block per 1 MiB
+ * piece (the unframed pieces' encoding), and how a large read's decoding compares with the
+ * codec's own speed (issue 17). FILE's bytes (float32 data such as `wl_frontier gen
+ * particles`) are written through libhcomp in 1 MiB calls with one fixed codec and one
+ * compression thread to a one-tier configuration in DIR (a tmpfs directory: storage is not
+ * the bound), read back warm whole with 1 and 2 threads (checked), 5 times each; prints the
+ * medians, and each codec's decoding speed in memory on the same 1 MiB pieces (one thread,
+ * the best of 5), which times the threads is the bound a read can reach.
+ *
+ *   make benchmarks/block_cost && benchmarks/block_cost particles.dat /dev/shm/somedir */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "hcomp.h"
+#include "hcomp_model.h"
+#include "engine/filter.h"
+
+#define MIB (1u << 20)
+#define RUNS 5
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v)
+{
+    qsort(v, RUNS, sizeof(*v), cmp_double);
+    return v[RUNS / 2];
+}
+
+static void check(int rc, const hcomp_error *e)
+{
+    if (rc != HCOMP_OK) {
+        fprintf(stderr, "block_cost: %s\n", e->msg);
+        exit(1);
+    }
+}
+
+static hcomp_file *open_with(const char *path, int flags, const char *const *kv, hcomp_error *e)
+{
+    hcomp_options *o = hcomp_options_new();
+    for (; kv[0] != NULL; kv += 2)
+        check(hcomp_options_set(o, kv[0], kv[1], e), e);
+    hcomp_file *f;
+    check(hcomp_file_open(path, flags, 0600, 1, o, &f, e), e);
+    hcomp_options_free(o);
+    return f;
+}
+
+/* one thread's decoding speed of codec on FILE's 1 MiB pieces, in memory (MB/s) */
+static double raw_decode(const char *name, int level, int filter, const unsigned char *d, size_t n)
+{
+    const hcomp_codec *c = hcomp_codec_by_name(name);
+    size_t np = n / MIB, cap = c->bound(MIB);
+    unsigned char *z = malloc(np * cap), *out = malloc(MIB), *tmp = NULL;
+    size_t *zl = malloc(np * sizeof(*zl)), tmp_cap = 0;
+    if (z == NULL || out == NULL || zl == NULL)
+        exit(1);
+    for (size_t i = 0; i < np; i++)
+        if (hcomp_filter_encode(c, level, filter, d + i * MIB, MIB, &tmp, &tmp_cap, z + i * cap,
+                                cap, &zl[i]) != HCOMP_OK)
+            exit(1);
+    double best = 0;
+    for (int r = 0; r < RUNS; r++) {
+        double t0 = now();
+        for (size_t i = 0; i < np; i++)
+            if (hcomp_filter_decode(c, filter, z + i * cap, zl[i], out, MIB, &tmp, &tmp_cap) != HCOMP_OK)
+                exit(1);
+        double s = (double) (np * MIB) / (now() - t0) / 1e6;
+        best = s > best ? s : best;
+    }
+    free(z);
+    free(out);
+    free(zl);
+    free(tmp);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: block_cost FILE DIR\n");
+        return 2;
+    }
+    FILE *fp = fopen(argv[1], "rb");
+    if (fp == NULL || fseek(fp, 0, SEEK_END) != 0) {
+        perror(argv[1]);
+        return 1;
+    }
+    size_t n = (size_t) ftell(fp);
+    rewind(fp);
+    unsigned char *d = malloc(n), *back = malloc(n);
+    if (d == NULL || back == NULL || fread(d, 1, n, fp) != n)
+        return 1;
+    fclose(fp);
+    char cfg[4096], path[4096];
+    snprintf(cfg, sizeof(cfg), "%s/tiers.json", argv[2]);
+    snprintf(path, sizeof(path), "%s/f.hc", argv[2]);
+    FILE *c = fopen(cfg, "w");
+    if (c == NULL)
+        return 1;
+    fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"t\", \"path\": \"%s\", "
+               "\"bandwidth\": \"1GB/s\", \"measure\": false}]}\n", argv[2]);
+    fclose(c);
+    static const struct { const char *codec, *name; int level, filter; } cs[] = {
+        {"lz4", "lz4", 1, HCOMP_FILTER_NONE}, {"zstd", "zstd", 1, HCOMP_FILTER_NONE},
+        {"blosc-lz4:5", "blosc-lz4", 5, HCOMP_FILTER_BITSHUFFLE4}};
+    static const char *const blocks[] = {"1048576", "262144"};
+    printf("| codec | block | ratio | write MB/s | read MB/s, 1 thread | 2 threads | codec's decoding x 2 threads | read / that |\n");
+    printf("|---|---|---|---|---|---|---|---|\n");
+    for (size_t k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
+        double dec = raw_decode(cs[k].name, cs[k].level, cs[k].filter, d, n);
+        for (int b = 0; b < 2; b++) {
+            double w[RUNS], r1[RUNS], r2[RUNS];
+            uint64_t stored = 0;
+            for (int rep = 0; rep < RUNS; rep++) {
+                hcomp_error e;
+                hcomp_file_delete(path, &e);
+                const char *wkv[] = {"hcomp_config", cfg, "hcomp_codec", cs[k].codec,
+                                     "hcomp_block_size", blocks[b], "hcomp_threads", "1",
+                                     "hcomp_drain", "never", NULL};
+                hcomp_file *f = open_with(path, HCOMP_O_RDWR | HCOMP_O_CREAT, wkv, &e);
+                hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
+                double t0 = now();
+                for (size_t off = 0; off < n; off += MIB)
+                    check(hcomp_file_pwrite(f, d + off, n - off < MIB ? n - off : MIB, off, &e), &e);
+                w[rep] = (double) n / (now() - t0) / 1e6;
+                check(hcomp_file_close(f, &e), &e);
+                for (int th = 1; th <= 2; th++) {
+                    const char *rkv[] = {"hcomp_threads", th == 1 ? "1" : "2", NULL};
+                    f = open_with(path, HCOMP_O_RDONLY, rkv, &e);
+                    uint64_t got;
+                    check(hcomp_file_pread(f, back, n, 0, &got, &e), &e);     /* warm */
+                    t0 = now();
+                    check(hcomp_file_pread(f, back, n, 0, &got, &e), &e);
+                    (th == 1 ? r1 : r2)[rep] = (double) n / (now() - t0) / 1e6;
+                    if (got != n || memcmp(back, d, n) != 0) {
+                        fprintf(stderr, "block_cost: the bytes read back differ\n");
+                        return 1;
+                    }
+                    check(hcomp_file_close(f, &e), &e);
+                }
+                hcomp_stats st;
+                check(hcomp_stat_path(path, &st, &e), &e);
+                stored = st.stored_bytes;
+            }
+            double rd2 = median(r2);
+            printf("| %s | %s | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f%% |\n", cs[k].codec,
+                   blocks[b], (double) n / (double) stored, median(w), median(r1), rd2,
+                   2 * dec, 100.0 * rd2 / (2 * dec));
+        }
+    }
+    hcomp_error e;
+    hcomp_file_delete(path, &e);
+    remove(cfg);
+    return 0;
+}
