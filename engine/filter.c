@@ -3,6 +3,7 @@
 #include "common/util.h"
 #include "hcomp_model.h"
 
+#include <endian.h>
 #include <string.h>
 
 unsigned hcomp_filter_typesize(int filter)
@@ -59,6 +60,69 @@ int hcomp_filter_fits(int filter, const hcomp_codec *c)
     return shuffle_of(filter) != HCOMP_SHUFFLE_BIT || c->compress_typed != NULL;
 }
 
+/* Byte shuffle of n elements of 4 or 8 bytes: byte b of element i goes to plane b. One pass
+ * over the elements, each split into (or assembled from) its planes with shifts, so the
+ * interleaved side is read (written) once, in order: a pass per plane with strided byte
+ * accesses ran at about half the speed (apply and undo of 1 MiB: 1.9 against 3.0-3.6 GB/s
+ * here), and was a tenth of a warm read's time. */
+static void shuffle4(const unsigned char *src, unsigned char *dst, size_t n)
+{
+    unsigned char *p0 = dst, *p1 = dst + n, *p2 = dst + 2 * n, *p3 = dst + 3 * n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v;
+        memcpy(&v, src + 4 * i, 4);
+        v = le32toh(v);
+        p0[i] = (unsigned char) v;
+        p1[i] = (unsigned char) (v >> 8);
+        p2[i] = (unsigned char) (v >> 16);
+        p3[i] = (unsigned char) (v >> 24);
+    }
+}
+
+static void unshuffle4(const unsigned char *src, unsigned char *dst, size_t n)
+{
+    const unsigned char *p0 = src, *p1 = src + n, *p2 = src + 2 * n, *p3 = src + 3 * n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = htole32((uint32_t) p0[i] | (uint32_t) p1[i] << 8 | (uint32_t) p2[i] << 16 |
+                             (uint32_t) p3[i] << 24);
+        memcpy(dst + 4 * i, &v, 4);
+    }
+}
+
+static void shuffle8(const unsigned char *src, unsigned char *dst, size_t n)
+{
+    unsigned char *p[8];
+    for (unsigned b = 0; b < 8; b++)
+        p[b] = dst + (size_t) b * n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v;
+        memcpy(&v, src + 8 * i, 8);
+        v = le64toh(v);
+        p[0][i] = (unsigned char) v;
+        p[1][i] = (unsigned char) (v >> 8);
+        p[2][i] = (unsigned char) (v >> 16);
+        p[3][i] = (unsigned char) (v >> 24);
+        p[4][i] = (unsigned char) (v >> 32);
+        p[5][i] = (unsigned char) (v >> 40);
+        p[6][i] = (unsigned char) (v >> 48);
+        p[7][i] = (unsigned char) (v >> 56);
+    }
+}
+
+static void unshuffle8(const unsigned char *src, unsigned char *dst, size_t n)
+{
+    const unsigned char *p[8];
+    for (unsigned b = 0; b < 8; b++)
+        p[b] = src + (size_t) b * n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = htole64((uint64_t) p[0][i] | (uint64_t) p[1][i] << 8 |
+                             (uint64_t) p[2][i] << 16 | (uint64_t) p[3][i] << 24 |
+                             (uint64_t) p[4][i] << 32 | (uint64_t) p[5][i] << 40 |
+                             (uint64_t) p[6][i] << 48 | (uint64_t) p[7][i] << 56);
+        memcpy(dst + 8 * i, &v, 8);
+    }
+}
+
 void hcomp_filter_apply(int filter, const unsigned char *src, unsigned char *dst, size_t len)
 {
     if (len == 0)       /* dst may be NULL then */
@@ -69,12 +133,7 @@ void hcomp_filter_apply(int filter, const unsigned char *src, unsigned char *dst
         return;
     }
     size_t n = len / k;
-    for (unsigned b = 0; b < k; b++) {
-        unsigned char *out = dst + (size_t) b * n;
-        const unsigned char *in = src + b;
-        for (size_t i = 0; i < n; i++)
-            out[i] = in[i * k];
-    }
+    (k == 4 ? shuffle4 : shuffle8)(src, dst, n);
     memcpy(dst + n * k, src + n * k, len - n * k);
 }
 
@@ -88,12 +147,7 @@ void hcomp_filter_undo(int filter, const unsigned char *src, unsigned char *dst,
         return;
     }
     size_t n = len / k;
-    for (unsigned b = 0; b < k; b++) {
-        const unsigned char *in = src + (size_t) b * n;
-        unsigned char *out = dst + b;
-        for (size_t i = 0; i < n; i++)
-            out[i * k] = in[i];
-    }
+    (k == 4 ? unshuffle4 : unshuffle8)(src, dst, n);
     memcpy(dst + n * k, src + n * k, len - n * k);
 }
 

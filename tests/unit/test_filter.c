@@ -95,6 +95,33 @@ static void test_roundtrips(void **state)
     }
 }
 
+/* The byte shuffle's layout is part of the format (docs/FORMAT.md, "Filters"): for n whole
+ * elements of e bytes, output byte b*n + i is input byte i*e + b, a shorter tail is copied
+ * as it is. Checked against that rule, not against a round trip, for both element sizes and
+ * every tail length. */
+static void test_shuffle_layout(void **state)
+{
+    (void) state;
+    static const struct { int filter; unsigned e; } fs[] = {{HCOMP_FILTER_SHUFFLE4, 4},
+                                                           {HCOMP_FILTER_SHUFFLE8, 8}};
+    unsigned char in[203], out[203], back[203];
+    for (size_t k = 0; k < 2; k++)
+        for (size_t len = 0; len <= sizeof(in); len++) {
+            for (size_t j = 0; j < len; j++)
+                in[j] = (unsigned char) (j * 37 + 11);
+            hcomp_filter_apply(fs[k].filter, in, out, len);
+            size_t n = len / fs[k].e;
+            for (size_t b = 0; b < fs[k].e && n > 0; b++)
+                for (size_t i = 0; i < n; i++)
+                    assert_int_equal(out[b * n + i], in[i * fs[k].e + b]);
+            for (size_t j = n * fs[k].e; j < len; j++)
+                assert_int_equal(out[j], in[j]);
+            hcomp_filter_undo(fs[k].filter, out, back, len);
+            if (len > 0)
+                assert_memory_equal(back, in, len);
+        }
+}
+
 static void test_fits(void **state)
 {
     (void) state;
@@ -191,6 +218,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrips),
+        cmocka_unit_test(test_shuffle_layout),
         cmocka_unit_test(test_fits),
         cmocka_unit_test(test_mismatch_and_damage),
         cmocka_unit_test(test_bitshuffle_features),
