@@ -15,28 +15,10 @@
 #include "hcomp.h"
 #include "hcomp_model.h"
 #include "engine/filter.h"
+#include "bench_util.h"
 
 #define MIB (1u << 20)
 #define RUNS 5
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v)
-{
-    qsort(v, RUNS, sizeof(*v), cmp_double);
-    return v[RUNS / 2];
-}
 
 static void check(int rc, const hcomp_error *e)
 {
@@ -72,11 +54,11 @@ static double raw_decode(const char *name, int level, int filter, const unsigned
             exit(1);
     double best = 0;
     for (int r = 0; r < RUNS; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (size_t i = 0; i < np; i++)
             if (hcomp_filter_decode(c, filter, z + i * cap, zl[i], out, MIB, &tmp, &tmp_cap) != HCOMP_OK)
                 exit(1);
-        double s = (double) (np * MIB) / (now() - t0) / 1e6;
+        double s = (double) (np * MIB) / (bench_now() - t0) / 1e6;
         best = s > best ? s : best;
     }
     free(z);
@@ -131,19 +113,19 @@ int main(int argc, char **argv)
                                      "hcomp_drain", "never", NULL};
                 hcomp_file *f = open_with(path, HCOMP_O_RDWR | HCOMP_O_CREAT, wkv, &e);
                 hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
-                double t0 = now();
+                double t0 = bench_now();
                 for (size_t off = 0; off < n; off += MIB)
                     check(hcomp_file_pwrite(f, d + off, n - off < MIB ? n - off : MIB, off, &e), &e);
-                w[rep] = (double) n / (now() - t0) / 1e6;
+                w[rep] = (double) n / (bench_now() - t0) / 1e6;
                 check(hcomp_file_close(f, &e), &e);
                 for (int th = 1; th <= 2; th++) {
                     const char *rkv[] = {"hcomp_threads", th == 1 ? "1" : "2", NULL};
                     f = open_with(path, HCOMP_O_RDONLY, rkv, &e);
                     uint64_t got;
                     check(hcomp_file_pread(f, back, n, 0, &got, &e), &e);     /* warm */
-                    t0 = now();
+                    t0 = bench_now();
                     check(hcomp_file_pread(f, back, n, 0, &got, &e), &e);
-                    (th == 1 ? r1 : r2)[rep] = (double) n / (now() - t0) / 1e6;
+                    (th == 1 ? r1 : r2)[rep] = (double) n / (bench_now() - t0) / 1e6;
                     if (got != n || memcmp(back, d, n) != 0) {
                         fprintf(stderr, "block_cost: the bytes read back differ\n");
                         return 1;
@@ -154,10 +136,10 @@ int main(int argc, char **argv)
                 check(hcomp_stat_path(path, &st, &e), &e);
                 stored = st.stored_bytes;
             }
-            double rd2 = median(r2);
+            double rd2 = bench_median(r2, RUNS);
             printf("| %s | %s | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f%% |\n", cs[k].codec,
-                   blocks[b], (double) n / (double) stored, median(w), median(r1), rd2,
-                   2 * dec, 100.0 * rd2 / (2 * dec));
+                   blocks[b], (double) n / (double) stored, bench_median(w, RUNS),
+                   bench_median(r1, RUNS), rd2, 2 * dec, 100.0 * rd2 / (2 * dec));
         }
     }
     hcomp_error e;

@@ -3,7 +3,8 @@
  * to one log per process (the layout issue 18 proposes), on this machine's file system.
  * Each process appends R records of B bytes, each with one write(2) (as hcomp's log append
  * does), then fsyncs once; the parent times from the start signal to the last child's end.
- * Prints "shared|per-writer N records/s" lines; medians of RUNS runs.
+ * Prints a table of records/s per process count, shared and per writer; medians of RUNS
+ * runs, the two interleaved.
  *
  *   make benchmarks/log_append && benchmarks/log_append DIR [R [B]]
  * (DIR on the file system to measure; nothing is left there.) */
@@ -16,21 +17,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_util.h"
 
 #define RUNS 5
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
 
 /* one child: wait for the go byte on fd go, append r records of b bytes to path */
 static void child(const char *path, int go, long r, size_t b, int id)
@@ -71,7 +60,7 @@ static double run(const char *dir, int n, int shared, long r, size_t b)
             exit(1);
     }
     close(pipefd[0]);
-    double t0 = now();
+    double t0 = bench_now();
     char go[64] = {0};
     if (write(pipefd[1], go, (size_t) n) != n)
         exit(1);
@@ -80,7 +69,7 @@ static double run(const char *dir, int n, int shared, long r, size_t b)
     for (int i = 0; i < n; i++)
         if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             ok = 0;
-    double t = now() - t0;
+    double t = bench_now() - t0;
     for (int i = 0; i < n; i++) {
         snprintf(path, sizeof(path), "%s/log-%d", dir, i);
         unlink(path);
@@ -108,10 +97,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < RUNS; i++)
             for (int shared = 1; shared >= 0; shared--)  /* side by side, interleaved */
                 v[shared][i] = run(argv[1], ns[k], shared, r, b);
-        qsort(v[0], RUNS, sizeof(double), cmp_double);
-        qsort(v[1], RUNS, sizeof(double), cmp_double);
-        printf("| %d | %.0f | %.0f | %.2fx |\n", ns[k], v[1][RUNS / 2], v[0][RUNS / 2],
-               v[0][RUNS / 2] / v[1][RUNS / 2]);
+        double per_writer = bench_median(v[0], RUNS), shared = bench_median(v[1], RUNS);
+        printf("| %d | %.0f | %.0f | %.2fx |\n", ns[k], shared, per_writer, per_writer / shared);
         fflush(stdout);
     }
     return 0;

@@ -306,6 +306,18 @@ static inline int find_segments(const char *dir)
     return nfound_segs;
 }
 
+/* A new file at path holding d (len bytes), closed; seg (PATH_MAX bytes) gets the one
+ * segment file it made on the first tier. */
+static inline void write_one_segment(fixture *fx, const char *path, const unsigned char *d,
+                                     uint64_t len, char *seg)
+{
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    assert_int_equal(find_segments(fx->t0), 1);
+    snprintf(seg, PATH_MAX, "%s", found_segs[0]);
+}
+
 static inline void flip_byte(const char *path, off_t at)
 {
     int fd = open(path, O_RDWR);

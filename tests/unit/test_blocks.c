@@ -166,12 +166,8 @@ static void test_damaged_block(void **state)
     file_path(fx, "damaged-block", path, sizeof(path));
     const uint64_t len = 4 * 65536;
     unsigned char *d = text_data(len, 3);
-    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
-    assert_int_equal(find_segments(fx->t0), 1);
     char seg[PATH_MAX];
-    snprintf(seg, sizeof(seg), "%s", found_segs[0]);
+    write_one_segment(fx, path, d, len, seg);
     /* block 3 of the second piece: logical bytes [65536 + 24576, 65536 + 32768) */
     uint32_t stored;
     uint64_t at = block_at(seg, piece_end(seg, 0), 3, &stored);
@@ -181,7 +177,7 @@ static void test_damaged_block(void **state)
     expect_read_fails(fx, path, len, 0, HCOMP_E_CORRUPT, range);                  /* the whole file */
     expect_read_fails(fx, path, 10, 90112 + 100, HCOMP_E_CORRUPT, range);         /* inside the block */
     expect_read_fails(fx, path, 200, 90000, HCOMP_E_CORRUPT, range);              /* across its edge */
-    f = open_file(fx, path, HCOMP_O_RDONLY);        /* the rest of its piece reads right */
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);   /* the rest of its piece reads right */
     expect_bytes(f, d + 65536, 90112 - 65536, 65536);
     expect_bytes(f, d + 98304, 131072 - 98304, 98304);
     expect_bytes(f, d, 65536, 0);

@@ -970,12 +970,8 @@ static void test_corrupt_piece(void **state)
         file_path(fx, name, path, sizeof(path));
         const uint64_t len = 8 * 4096;
         unsigned char *d = text_data(len, 20);
-        hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
-        pwrite_ok(f, d, len, 0);
-        close_ok(f);
-        assert_int_equal(find_segments(fx->t0), 1);
         char seg[PATH_MAX];
-        snprintf(seg, sizeof(seg), "%s", found_segs[0]);
+        write_one_segment(fx, path, d, len, seg);
         off_t seglen = file_length(seg);
 
         /* a byte of the first piece's payload */
@@ -983,7 +979,7 @@ static void test_corrupt_piece(void **state)
         expect_read_fails(fx, path, len, 0, HCOMP_E_CORRUPT, seg);
         expect_read_fails(fx, path, 7, 4089, HCOMP_E_CORRUPT, NULL);
         expect_read_fails(fx, path, 4096, 0, HCOMP_E_CORRUPT, NULL);   /* read whole, uncached */
-        f = open_file(fx, path, HCOMP_O_RDONLY);                       /* the others are fine */
+        hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);           /* the others are fine */
         expect_bytes(f, d + 4096, len - 4096, 4096);
         close_ok(f);
         flip_byte(seg, 16 + 3);
