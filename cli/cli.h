@@ -48,5 +48,8 @@ int cmd_drain(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_compact(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+/* If the POSIX read adapter is preloaded into the tool, start it again without it. */
+void cli_drop_adapter(char **argv);
 
 #endif

@@ -30,6 +30,9 @@ void cli_usage(FILE *to)
         "                                 a damaged log, rebuild a lost mapping file\n"
         "  compact FILE                   give back the space of overwritten data now and\n"
         "                                 rewrite the mapping log to what is live\n"
+        "  run PROGRAM [ARGS...]          run a serial program that reads hcomp files in\n"
+        "                                 place, as the plain files they stand for (the\n"
+        "                                 POSIX read adapter, LD_PRELOAD; README.md)\n"
         "\n"
         "options:\n"
         "  --config FILE     tier configuration (import, drain, fsck, compact; default $HCOMP_CONFIG,\n"
@@ -204,7 +207,8 @@ int main(int argc, char **argv)
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"info", cmd_info}, {"export", cmd_export}, {"import", cmd_import}, {"cat", cmd_cat},
         {"drain", cmd_drain}, {"rm", cmd_rm}, {"fsck", cmd_fsck},
-        {"compact", cmd_compact}};
+        {"compact", cmd_compact}, {"run", cmd_run}};
+    cli_drop_adapter(argv);
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_USAGE;

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,22 +87,36 @@ int hcomp_file_kind(const char *path, int *kind, hcomp_error *err)
         return hcomp_fail_errno(err, errno, "%s: cannot read the file to tell whether it is an "
                                 "hcomp file", path);
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = errno;
-        close(fd);
-        if (!S_ISREG(st.st_mode)) {
-            *kind = HCOMP_FILE_KIND_NOT_REGULAR;
-            return HCOMP_OK;
-        }
-        return hcomp_fail_errno(err, e, "%s: cannot look at the file", path);
+    int rc = hcomp_file_kind_fd(fd, kind, err);
+    close(fd);
+    if (rc != HCOMP_OK) {
+        char msg[HCOMP_ERROR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+        hcomp_fail(err, rc, "%s: %s", path, msg);
+    }
+    return rc;
+}
+
+int hcomp_file_kind_fd(int fd, int *kind, hcomp_error *err)
+{
+    hcomp_ok(err);
+    *kind = -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return hcomp_fail_errno(err, errno, "cannot look at the file");
+    if (!S_ISREG(st.st_mode)) {
+        *kind = HCOMP_FILE_KIND_NOT_REGULAR;
+        return HCOMP_OK;
+    }
+    if (st.st_size == 0) {          /* the common case of a new file: no read needed */
+        *kind = HCOMP_FILE_KIND_PLAIN;
+        return HCOMP_OK;
     }
     unsigned char b[HCOMP_MAP_HEADER_SIZE];
     long long got = hcomp_pread_full(fd, b, sizeof(b), 0);
-    int e = errno;
-    close(fd);
     if (got < 0)
-        return hcomp_fail_errno(err, e, "%s: cannot read the file to tell whether it is an hcomp "
-                                "file", path);
+        return hcomp_fail_errno(err, errno, "cannot read the file to tell whether it is an hcomp "
+                                "file");
     *kind = looks_like_mapping_file(b, got) ? HCOMP_FILE_KIND_HCOMP : HCOMP_FILE_KIND_PLAIN;
     return HCOMP_OK;
 }

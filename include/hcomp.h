@@ -136,6 +136,9 @@ enum hcomp_file_kinds {
  * 64 bytes; the file is not changed. Fails (with *kind -1) only if the file cannot be
  * looked at: a path component that is no directory, no permission to read it, ... */
 HCOMP_API int hcomp_file_kind(const char *path, int *kind, hcomp_error *err);
+/* The same for a file already open for reading (reads its first 64 bytes with pread:
+ * the descriptor's offset does not move). The message names no file: the caller's does. */
+HCOMP_API int hcomp_file_kind_fd(int fd, int *kind, hcomp_error *err);
 /* "missing", "hcomp", "plain", "not-regular" ("unknown" for other values). */
 HCOMP_API const char *hcomp_file_kind_name(int kind);
 
