@@ -4,7 +4,10 @@
  * correct because every write is visible to every opener as soon as it returns
  * (the mapping file is an append-only log that readers refresh), exactly as on a
  * POSIX file system: ROMIO's locks (fcntl on the mapping file), data sieving and
- * two-phase read-modify-write keep their meaning. An existing file that is not an
+ * two-phase read-modify-write keep their meaning. The exception, small independent
+ * writes gathered in non-atomic mode (ad_hcomp_write.c), are written out before
+ * anything could observe them: this process's reads, collective calls, sync, close,
+ * atomic mode, and the release of any of ROMIO's locks (SetLock, ad_hcomp_flush.c). An existing file that is not an
  * hcomp file is handed to ROMIO's ufs: table at open (ad_hcomp_opencoll.c).
  */
 
@@ -39,10 +42,5 @@ struct ADIOI_Fns_struct ADIO_HCOMP_operations = {
     "HCOMP: ROMIO driver for hcomp compressed multi-tier storage",
     ADIOI_HCOMP_IreadStridedColl,       /* IreadStridedColl */
     ADIOI_HCOMP_IwriteStridedColl,      /* IwriteStridedColl */
-    /* same choice as ad_ufs */
-#if defined(F_SETLKW64)
-    ADIOI_GEN_SetLock           /* SetLock */
-#else
-    ADIOI_GEN_SetLock64         /* SetLock */
-#endif
+    ADIOI_HCOMP_SetLock         /* SetLock: ROMIO's, after buffered writes at an unlock */
 };

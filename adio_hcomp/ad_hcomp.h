@@ -29,6 +29,13 @@ typedef struct ADIOI_HCOMP_State {
  * ignored. */
 #define ADIOI_HCOMP_KIND_KEY "hcomp_file_kind"
 
+/* Write out this process's buffered small writes (hcomp_write_buffer) before a call that
+ * another process could serve or observe: 0, or the hcomp error code with err filled. */
+int ADIOI_HCOMP_Flush_buffered(ADIO_File fd, hcomp_error * err);
+
+int ADIOI_HCOMP_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                        ADIO_Offset len);
+
 void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
 void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code);
 void ADIOI_HCOMP_Close(ADIO_File fd, int *error_code);

@@ -78,9 +78,13 @@ void ADIOI_HCOMP_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatyp
 {
     static char myname[] = "ADIOI_HCOMP_READSTRIDEDCOLL";
     ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    hcomp_error ferr;
     if (st) {
         st->in_coll_read = 1;
         st->coll_read_error = MPI_SUCCESS;
+        /* the aggregators that read for this process must see its own earlier writes */
+        if (ADIOI_HCOMP_Flush_buffered(fd, &ferr) != HCOMP_OK)
+            st->coll_read_error = ADIOI_HCOMP_Error(myname, &ferr);
     }
     ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                               error_code);
@@ -108,13 +112,24 @@ void ADIOI_HCOMP_WriteStridedColl(ADIO_File fd, const void *buf, int count,
 {
     static char myname[] = "ADIOI_HCOMP_WRITESTRIDEDCOLL";
     ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    hcomp_error ferr;
+    int flush_error = MPI_SUCCESS;
     if (st) {
         st->coll_dtype = ADIOI_HCOMP_Dtype(datatype);
         st->in_coll_write = 1;
         st->coll_write_class = 0;
+        /* this process's earlier small writes go first: the aggregators' writes of this
+         * call come after them (and may overwrite them), and other processes' reads of
+         * what the call wrote must not be overtaken by them later */
+        if (ADIOI_HCOMP_Flush_buffered(fd, &ferr) != HCOMP_OK) {
+            flush_error = ADIOI_HCOMP_Error(myname, &ferr);
+            st->coll_write_class = ADIOI_HCOMP_Error_class(ferr.code);
+        }
     }
     ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                error_code);
+    if (flush_error != MPI_SUCCESS && *error_code == MPI_SUCCESS)
+        *error_code = flush_error;
     int mine = 0, any = 0;
     if (st) {
         st->coll_dtype = -1;

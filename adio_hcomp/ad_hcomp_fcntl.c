@@ -1,7 +1,8 @@
 /*
  * Fcntl: the size is the logical size (other openers' writes included);
  * preallocation grows the logical size without storing zeros (holes read as
- * zeros); atomic mode works through ROMIO's locks on the mapping file.
+ * zeros); atomic mode works through ROMIO's locks on the mapping file, and writes out
+ * the small writes this process gathered.
  */
 
 #include "ad_hcomp.h"
@@ -43,6 +44,9 @@ void ADIOI_HCOMP_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
         case ADIO_FCNTL_SET_ATOMICITY:
             fd->atomicity = (fcntl_struct->atomicity == 0) ? 0 : 1;
             *error_code = MPI_SUCCESS;
+            /* atomic mode: every write is seen at once, the gathered ones too */
+            if (fd->atomicity && ADIOI_HCOMP_Flush_buffered(fd, &err) != HCOMP_OK)
+                *error_code = ADIOI_HCOMP_Error(myname, &err);
             break;
 
         default:

@@ -1,6 +1,13 @@
 /*
  * WriteContig: one contiguous write is one task for libhcomp. At a two-phase
  * aggregator this is the collective buffer (cb_buffer_size, 16 MiB by default).
+ * An independent write outside atomic mode may be gathered with other small writes
+ * (hcomp_file_pwrite_buffered, hint hcomp_write_buffer): MPI's non-atomic mode lets other
+ * processes see it only after sync-barrier-sync or close/open, and every call that could
+ * show it to anyone (a read of this process, a collective call, sync, close, set_size,
+ * atomic mode, the release of any ROMIO lock: data sieving's read-modify-write, the
+ * shared file pointer) writes it out first. Inside collective writes (other processes'
+ * data) writes are immediate.
  */
 
 #include "ad_hcomp.h"
@@ -22,7 +29,12 @@ void ADIOI_HCOMP_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datat
         offset = fd->fp_ind;
 
     ADIOI_HCOMP_Announce(fd, f, datatype);
-    if (len > 0 && hcomp_file_pwrite(f, buf, (uint64_t) len, (uint64_t) offset, &err) != HCOMP_OK) {
+    ADIOI_HCOMP_State *st0 = (ADIOI_HCOMP_State *) fd->fs_ptr;
+    int gather = !fd->atomicity && st0 && !st0->in_coll_write;
+    int rc = len <= 0 ? HCOMP_OK
+        : gather ? hcomp_file_pwrite_buffered(f, buf, (uint64_t) len, (uint64_t) offset, &err)
+        : hcomp_file_pwrite(f, buf, (uint64_t) len, (uint64_t) offset, &err);
+    if (rc != HCOMP_OK) {
         fd->fp_sys_posn = -1;
         *error_code = ADIOI_HCOMP_Error(myname, &err);
         ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;

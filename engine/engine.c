@@ -274,7 +274,8 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
 }
 
 /* Bandwidth and latency of a tier: its configuration, else the seed's measurement of
- * it, else a probe of its directory (once per process), else a guess from its rank:
+ * it, else a probe of its directory (once per process, by the monitor thread: until it
+ * is done), else a guess from its rank:
  * tiers are listed fastest first, so the guess falls five-fold per tier from 10 GB/s.
  * Then, unless the tier is emulated or says "measure": false, what this process's own
  * I/O there has measured replaces the starting value (docs/ENGINE.md, "Tier speeds"). */

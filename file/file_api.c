@@ -19,10 +19,33 @@ int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off
     LOCKED(f, hcomp_file_pwrite_locked(f, buf, len, off, err));
 }
 
+int hcomp_file_pwrite_buffered(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
+                               hcomp_error *err)
+{
+    LOCKED(f, hcomp_file_pwrite_buffered_locked(f, buf, len, off, err));
+}
+
+int hcomp_file_flush(hcomp_file *f, hcomp_error *err)
+{
+    LOCKED(f, hcomp_wbuf_flush(f, err));
+}
+
+/* a read sees this handle's own buffered writes: they are written out first */
+static int pread_flushed(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *nread,
+                         hcomp_error *err)
+{
+    int rc = hcomp_wbuf_flush(f, err);
+    if (rc != HCOMP_OK) {
+        *nread = 0;
+        return rc;
+    }
+    return hcomp_file_pread_locked(f, buf, len, off, nread, err);
+}
+
 int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *nread,
                      hcomp_error *err)
 {
-    LOCKED(f, hcomp_file_pread_locked(f, buf, len, off, nread, err));
+    LOCKED(f, pread_flushed(f, buf, len, off, nread, err));
 }
 
 int hcomp_file_size(hcomp_file *f, uint64_t *size, hcomp_error *err)

@@ -52,6 +52,24 @@ typedef struct hcomp_piece {
     uint64_t start;      /* logical offset of its first extent (header check) */
 } hcomp_piece;
 
+/* A run of the write-behind buffer (file/write_buffer.c): logical bytes [off, off+len),
+ * held at data + at; in a task (hcomp_file_write_runs), at is unused. */
+typedef struct hcomp_wrun {
+    uint64_t off, len, at;
+} hcomp_wrun;
+
+typedef struct hcomp_wbuf {
+    hcomp_wrun *run;           /* disjoint, not touching, in offset order */
+    size_t nruns, run_cap;
+    unsigned char *data;       /* the runs' bytes (and what merged runs left behind) */
+    size_t data_cap;
+    uint64_t used;             /* bytes of data in use */
+    uint64_t bytes;            /* the runs' bytes */
+    unsigned char *out;        /* the runs' bytes in order, for the task (and compaction) */
+    size_t out_cap;
+    int dtype;                 /* the element type the writes were announced with */
+} hcomp_wbuf;
+
 struct hcomp_file {
     char *path;
     int map_fd;
@@ -92,6 +110,7 @@ struct hcomp_file {
     hcomp_bytes batch;         /* records of the task being written */
     hcomp_job *jobs;           /* the compression manager's jobs, reused across tasks */
     size_t njobs_cap;
+    hcomp_wbuf wbuf;           /* small writes not yet written (hcomp_write_buffer) */
 
     /* the decision: the engine's state for this file (its settings come from opts) */
     hcomp_engine eng;
@@ -139,6 +158,8 @@ struct hcomp_file {
 /* The public file operations take f->lock (file/file_api.c) and call these. */
 int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
                              hcomp_error *err);
+int hcomp_file_pwrite_buffered_locked(hcomp_file *f, const void *buf, uint64_t len,
+                                      uint64_t off, hcomp_error *err);
 int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off,
                             uint64_t *nread, hcomp_error *err);
 int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err);
@@ -160,6 +181,22 @@ int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err
 void hcomp_log_free(hcomp_file *f);
 
 /* file/file_write.c */
+/* Write one task: the runs' bytes, one after another in buf (runs disjoint), stored as
+ * pieces that never span two runs, recorded with one log append. */
+int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs, size_t nruns,
+                          hcomp_error *err);
+
+/* file/write_buffer.c: small writes gathered per handle */
+/* whether a write of len bytes goes to the buffer */
+int hcomp_wbuf_takes(const hcomp_file *f, uint64_t len);
+/* add a write (the buffer is written out when it fills) */
+int hcomp_wbuf_add(hcomp_file *f, const void *buf, uint64_t len, uint64_t off, hcomp_error *err);
+/* write out what it holds as one task (kept on failure, for a later try) */
+int hcomp_wbuf_flush(hcomp_file *f, hcomp_error *err);
+/* the end of the last buffered run (0 when empty): the size this handle sees */
+uint64_t hcomp_wbuf_end(const hcomp_file *f);
+void hcomp_wbuf_free(hcomp_file *f);
+
 struct iovec;
 /* Append bytes to this opener's segment on tier t (created, and announced in the
  * batch, on first use); HCOMP_E_NOSPC when the tier is full (it is then skipped). */

@@ -117,6 +117,7 @@ static void file_free(hcomp_file *f)
         free(f->jobs[j].table);
     }
     free(f->jobs);
+    hcomp_wbuf_free(f);
     hcomp_file_writers_close(f);
     hcomp_log_free(f);
     if (f->map_fd >= 0)
@@ -268,7 +269,9 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
     hcomp_ok(err);
     if (f == NULL)
         return HCOMP_OK;
-    int rc = HCOMP_OK;
+    /* buffered small writes first: an error here is the close's (MPI_File_close reports
+     * it); the rest of the close goes on */
+    int rc = hcomp_wbuf_flush(f, err);
     /* a delete (which locks exclusively) either sees everything this close appends, or
      * happens before it and this opener finds the file gone */
     if (f->writable)
@@ -277,8 +280,11 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
     int gone = f->writable && mapping_file_gone(f);
     if (gone)       /* deleted under us (e.g. ROMIO's shared-pointer file): leave nothing */
         hcomp_file_remove_own_segments(f, 0);
-    if (f->writable && !gone && f->opts.drain)
-        rc = hcomp_drain_node_local(f, err);
+    if (f->writable && !gone && f->opts.drain) {
+        int drc = hcomp_drain_node_local(f, rc == HCOMP_OK ? err : NULL);
+        if (rc == HCOMP_OK)
+            rc = drc;
+    }
     if (f->writable && !gone && f->stats.tasks > 0) {
         /* the engine's statistics stay with the file (a STATS record) */
         char *json = hcomp_stats_json(&f->stats, &f->cfg);
@@ -345,6 +351,9 @@ int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcom
     if (strcmp(now, want) != 0)
         return hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: hcomp_config cannot change while the file "
                           "is open (open it with the new configuration instead)", f->path);
+    int rc = hcomp_wbuf_flush(f, err);      /* written with the options they came with */
+    if (rc != HCOMP_OK)
+        return rc;
     f->opts = *opts;
     hcomp_engine_settings set;
     hcomp_options_engine_settings(&f->opts, &set);
@@ -357,6 +366,9 @@ int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
     hcomp_ok(err);
     if (!f->writable)
         return HCOMP_OK;
+    int wrc = hcomp_wbuf_flush(f, err);
+    if (wrc != HCOMP_OK)
+        return wrc;
     if (!f->opts.sync_tiers) {
         /* MPI-4.0 14.6.1: what was written survives the node, so nothing this opener
          * wrote may be left only on a tier in the node's memory */
@@ -389,8 +401,8 @@ int hcomp_file_size_locked(hcomp_file *f, uint64_t *size, hcomp_error *err)
     int rc = hcomp_log_refresh(f, err);
     if (rc == HCOMP_OK)
         rc = hcomp_log_check_lost(f, err);     /* a lost SIZE or PIECE record changes it */
-    if (rc == HCOMP_OK)
-        *size = f->size;
+    if (rc == HCOMP_OK)     /* this handle's buffered writes count (file/write_buffer.c) */
+        *size = f->size > hcomp_wbuf_end(f) ? f->size : hcomp_wbuf_end(f);
     return rc;
 }
 
@@ -402,10 +414,13 @@ static int append_size(hcomp_file *f, uint64_t size, int mode, hcomp_error *err)
     if (size > HCOMP_PIECE_MAX_OFFSET_BYTES)
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: size %llu is beyond hcomp's limit of 256 TiB",
                           f->path, (unsigned long long) size);
+    int rc = hcomp_wbuf_flush(f, err);     /* a truncation drops what was written before it */
+    if (rc != HCOMP_OK)
+        return rc;
     f->batch.len = 0;
     if (hcomp_map_encode_size(&f->batch, size, mode) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    int rc = hcomp_log_append(f, &f->batch, err);
+    rc = hcomp_log_append(f, &f->batch, err);
     return rc == HCOMP_OK ? hcomp_log_refresh(f, err) : rc;
 }
 

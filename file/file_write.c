@@ -328,18 +328,74 @@ typedef struct piece_desc {
 #define WINDOW_BYTES (32u << 20)    /* pieces in flight per task: at most this many bytes */
 #define WINDOW_MIN_PIECES 4u        /* ... but at least this many pieces */
 
-int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
-                      hcomp_error *err)
+static int check_write(hcomp_file *f, uint64_t len, uint64_t off, hcomp_error *err)
 {
     hcomp_ok(err);
     if (!f->writable)
         return hcomp_fail(err, HCOMP_E_RDONLY, "%s: opened read-only", f->path);
-    if (len == 0)
-        return HCOMP_OK;
     if (off > HCOMP_PIECE_MAX_OFFSET_BYTES || len > HCOMP_PIECE_MAX_OFFSET_BYTES - off)
         return hcomp_fail(err, HCOMP_E_INVAL, "%s: write of %llu bytes at %llu goes beyond "
                           "hcomp's limit of 256 TiB", f->path, (unsigned long long) len,
                           (unsigned long long) off);
+    return HCOMP_OK;
+}
+
+int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
+                             hcomp_error *err)
+{
+    int rc = check_write(f, len, off, err);
+    if (rc != HCOMP_OK || len == 0)
+        return rc;
+    /* buffered writes come first: this one may overwrite them */
+    if ((rc = hcomp_wbuf_flush(f, err)) != HCOMP_OK)
+        return rc;
+    hcomp_wrun run = {off, len, 0};
+    return hcomp_file_write_runs(f, buf, &run, 1, err);
+}
+
+int hcomp_file_pwrite_buffered_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
+                                      hcomp_error *err)
+{
+    int rc = check_write(f, len, off, err);
+    if (rc != HCOMP_OK || len == 0)
+        return rc;
+    if (!hcomp_wbuf_takes(f, len))
+        return hcomp_file_pwrite_locked(f, buf, len, off, err);
+    return hcomp_wbuf_add(f, buf, len, off, err);
+}
+
+/* The pieces the runs overwrite (hcomp_overwritten_collect of each), in one array. */
+static int collect_overwritten(const hcomp_file *f, const hcomp_wrun *runs, size_t nruns,
+                               uint32_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    for (size_t r = 0; r < nruns; r++) {
+        uint32_t *one;
+        size_t k;
+        if (hcomp_overwritten_collect(f, runs[r].off, runs[r].len, &one, &k) != 0 ||
+            (k > 0 && hcomp_grow_array(out, &cap, *n + k, sizeof(**out)) != 0)) {
+            free(one);
+            return -1;
+        }
+        if (k > 0)
+            memcpy(*out + *n, one, k * sizeof(*one));
+        *n += k;
+        free(one);
+    }
+    return 0;
+}
+
+int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs, size_t nruns,
+                          hcomp_error *err)
+{
+    hcomp_ok(err);
+    uint64_t len = 0;
+    for (size_t r = 0; r < nruns; r++)
+        len += runs[r].len;
+    if (len == 0)
+        return HCOMP_OK;
     double t_start = hcomp_now();
     for (int t = 0; t < f->cfg.ntiers; t++) {
         int rc = hcomp_tier_writer_prepare(&f->tw[t], &f->cfg.tier[t], f->path, f->id_hex, err);
@@ -354,8 +410,10 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
 
     /* 4: the pieces of every part, encoded on the manager's threads, a window at a time:
      * each job in flight holds an output buffer of up to a piece, so a task of many GiB
-     * in one write must not have all its pieces in flight at once */
-    size_t npieces = 0;
+     * in one write must not have all its pieces in flight at once. A piece ends at a
+     * part's end, at the piece size, and at a run's end (so it backs one logical range,
+     * which its header names) */
+    size_t npieces = nruns;
     for (int p = 0; p < plan.hcdp.nparts; p++)
         npieces += (size_t) ((plan.hcdp.part[p].len + f->opts.piece_size - 1) / f->opts.piece_size);
     size_t window = WINDOW_BYTES / f->opts.piece_size;
@@ -368,19 +426,26 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     }
     const unsigned char *src = buf;
-    uint64_t pos = 0;
-    size_t j = 0;
+    uint64_t pos = 0, run_pos = 0;
+    size_t j = 0, r = 0;
     for (int p = 0; p < plan.hcdp.nparts; p++) {
         const hcdp_part *part = &plan.hcdp.part[p];
         const hcdp_candidate *c = &plan.input.cand[part->cand];
         for (uint64_t done = 0; done < part->len; j++) {
             uint64_t n = part->len - done < f->opts.piece_size ? part->len - done : f->opts.piece_size;
+            if (n > runs[r].len - run_pos)
+                n = runs[r].len - run_pos;
             d[j] = (piece_desc) {src + pos, (uint32_t) n, c->codec, c->level, c->filter, part->tier,
-                                 off + pos};
+                                 runs[r].off + run_pos};
             done += n;
             pos += n;
+            if ((run_pos += n) == runs[r].len && r + 1 < nruns) {
+                r++;
+                run_pos = 0;
+            }
         }
     }
+    npieces = j;
     for (j = 0; j < npieces; j++)   /* the tiers' load, as the monitor reports it */
         hcomp_monitor_queue(f->tw[d[j].tier].mon, d[j].len);
     double t_enc = hcomp_now();
@@ -443,7 +508,7 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
     free(d);
     uint32_t *overwritten = NULL;
     size_t noverwritten = 0;
-    if (rc == HCOMP_OK && hcomp_overwritten_collect(f, off, len, &overwritten, &noverwritten) != 0)
+    if (rc == HCOMP_OK && collect_overwritten(f, runs, nruns, &overwritten, &noverwritten) != 0)
         noverwritten = 0;       /* out of memory: the space waits for the close */
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);

@@ -252,6 +252,24 @@ static void opt_show_piece_size(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", (unsigned) o->piece_size);
 }
 
+#define WRITE_BUFFER_MAX (256u << 20)
+
+static int opt_parse_write_buffer(hcomp_options *o, const char *key, const char *v,
+                                  hcomp_error *err)
+{
+    uint64_t n;
+    if (hcomp_parse_size(v, &n) != 0 || n > WRITE_BUFFER_MAX)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a size up to 256MiB (e.g. "
+                          "4MiB), or 0 to write every write at once", key, v);
+    o->write_buffer = (uint32_t) n;
+    return HCOMP_OK;
+}
+
+static void opt_show_write_buffer(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", (unsigned) o->write_buffer);
+}
+
 static int opt_parse_block_size(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     uint64_t n;

@@ -28,7 +28,8 @@
     X("hcomp_stats", "", opt_parse_stats, opt_show_stats)                           \
     X("hcomp_drain", "close", opt_parse_drain, opt_show_drain)                      \
     X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)                       \
-    X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)
+    X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)                \
+    X("hcomp_write_buffer", "4194304", opt_parse_write_buffer, opt_show_write_buffer)
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
@@ -51,6 +52,7 @@ struct hcomp_options {
     int sync_tiers;                 /* 1: sync makes each tier durable as it is (volatile
                                        tiers too); 0: pieces leave volatile tiers first */
     int reclaim;                    /* enum hcomp_reclaim_mode */
+    uint32_t write_buffer;          /* bytes of small writes a handle may gather (0: none) */
 };
 
 /* When the space of dead pieces comes back (file/reclaim.c): at the last close, when it

@@ -61,11 +61,24 @@ HCOMP_API int hcomp_file_open(const char *path, int flags, mode_t perm, int shar
  * made visible to every other opener of the file before this returns. */
 HCOMP_API int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
                       hcomp_error *err);
+/* The same, except that a write smaller than the piece size and than the hint
+ * hcomp_write_buffer (default 4 MiB; 0: off) may be kept in this handle's write-behind
+ * buffer and written out later, together with other small writes, as one task: when the
+ * buffer fills, and before this handle's next hcomp_file_pwrite, read, truncate, extend,
+ * set_options, sync or close, or hcomp_file_flush. Until then other openers do not see
+ * it (MPI's non-atomic mode allows that; the ROMIO driver uses this for independent
+ * writes outside atomic mode). An error of a buffered write is reported by the call
+ * that writes it out. */
+HCOMP_API int hcomp_file_pwrite_buffered(hcomp_file *f, const void *buf, uint64_t len,
+                                         uint64_t off, hcomp_error *err);
+/* Write out the buffered writes, so that other openers see them (not durably: that is
+ * hcomp_file_sync). */
+HCOMP_API int hcomp_file_flush(hcomp_file *f, hcomp_error *err);
 /* Read up to len bytes at off. *nread is less than len only at end of file. Holes
  * read as zeros. Only the pieces overlapping the range are read and decompressed. */
 HCOMP_API int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off,
                      uint64_t *nread, hcomp_error *err);
-/* Logical size, including writes by other openers. */
+/* Logical size, including writes by other openers and this handle's buffered ones. */
 HCOMP_API int hcomp_file_size(hcomp_file *f, uint64_t *size, hcomp_error *err);
 /* Set the logical size: data beyond it is dropped; growing adds a hole. */
 HCOMP_API int hcomp_file_truncate(hcomp_file *f, uint64_t size, hcomp_error *err);

@@ -26,6 +26,7 @@ typedef struct watched {
     hcomp_tier_status st;
     io_speed io[2];         /* [0] reads, [1] writes */
     int probed;             /* 1: probe_* hold the probe's figures */
+    int probe_wanted;       /* asked for: the thread runs it on its next pass */
     double probe_read, probe_write;
 } watched;
 
@@ -42,6 +43,8 @@ static void probe(const char *dir, hcomp_tier_status *st)
         ? (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize : 0;
     st->updated = hcomp_now();
 }
+
+static void probe_speed_into(int h, const char *dir);
 
 static void *monitor_thread(void *arg)
 {
@@ -61,12 +64,16 @@ static void *monitor_thread(void *arg)
             probe(dirs[k], &st);
             pthread_mutex_lock(&mon_lock);
             watched *w = &mon[which[k]];
+            int speed = 0;
             if (w->refs > 0 && strcmp(w->dir, dirs[k]) == 0) {
                 w->st.available = st.available;
                 w->st.free_bytes = st.free_bytes;
                 w->st.updated = st.updated;
+                speed = w->probe_wanted && !w->probed;
             }
             pthread_mutex_unlock(&mon_lock);
+            if (speed)
+                probe_speed_into(which[k], dirs[k]);
         }
         struct timespec ts = {0, HCOMP_MONITOR_PERIOD_MS * 1000000L};
         nanosleep(&ts, NULL);
@@ -93,6 +100,7 @@ int hcomp_monitor_watch(const char *dir)
             memset(&mon[h].st, 0, sizeof(mon[h].st));
             memset(mon[h].io, 0, sizeof(mon[h].io));
             mon[h].probed = 0;
+            mon[h].probe_wanted = 0;
         }
     }
     if (h >= 0)
@@ -217,18 +225,11 @@ static int probe_speed(const char *dir, double *r, double *w)
     return 0;
 }
 
-void hcomp_monitor_probe(int h, double *read_Bps, double *write_Bps)
+/* The probe of slot h's directory dir, its figures kept (run by the monitor thread) */
+static void probe_speed_into(int h, const char *dir)
 {
-    *read_Bps = *write_Bps = 0;
-    if (h < 0 || h >= MAX_WATCHED)
-        return;
-    pthread_mutex_lock(&mon_lock);
-    int probed = mon[h].probed;
-    char dir[PATH_MAX];
-    memcpy(dir, mon[h].dir, sizeof(dir));
-    pthread_mutex_unlock(&mon_lock);
     double r = 0, w = 0;
-    if (!probed && probe_speed(dir, &r, &w) != 0)
+    if (probe_speed(dir, &r, &w) != 0)
         r = w = 0;
     pthread_mutex_lock(&mon_lock);
     if (!mon[h].probed && strcmp(mon[h].dir, dir) == 0) {
@@ -236,6 +237,17 @@ void hcomp_monitor_probe(int h, double *read_Bps, double *write_Bps)
         mon[h].probe_read = r;
         mon[h].probe_write = w;
     }
+    pthread_mutex_unlock(&mon_lock);
+}
+
+void hcomp_monitor_probe(int h, double *read_Bps, double *write_Bps)
+{
+    *read_Bps = *write_Bps = 0;
+    if (h < 0 || h >= MAX_WATCHED)
+        return;
+    pthread_mutex_lock(&mon_lock);
+    if (!mon[h].probed)
+        mon[h].probe_wanted = 1;
     *read_Bps = mon[h].probe_read;
     *write_Bps = mon[h].probe_write;
     pthread_mutex_unlock(&mon_lock);

@@ -38,7 +38,9 @@ void hcomp_monitor_queue(int handle, int64_t delta);
  * whose speed changes (contention, a cache that filled). */
 void hcomp_monitor_observe(int handle, int is_write, uint64_t bytes, double seconds);
 /* Read and write throughput of the directory, measured once per process by writing,
- * syncing and reading back a 4 MiB file in it (removed after); 0 when it cannot be. */
+ * syncing and reading back a 4 MiB file in it (removed after); 0 until the monitor
+ * thread has run the probe (the first call asks for it: no caller waits for its I/O),
+ * and when it cannot be. */
 void hcomp_monitor_probe(int handle, double *read_Bps, double *write_Bps);
 
 #endif

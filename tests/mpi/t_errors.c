@@ -277,12 +277,13 @@ int main(int argc, char **argv)
             t_rmdir(&t, top);
         }
 
-        /* every tier full: MPI_ERR_NO_SPACE, and what was written stays readable */
+        /* every tier full: MPI_ERR_NO_SPACE, and what was written stays readable (writes
+         * not gathered: the error comes from the write itself) */
         {
             static const char *const caps[1] = {"64KiB"};
             ttiers tt;
             t_make_tiers_tag(&t, &tt, "nospc-tiers", 1, caps);
-            MPI_Info ni = t_info(&t, "hcomp_config", tt.cfg, NULL);
+            MPI_Info ni = t_info(&t, "hcomp_config", tt.cfg, "hcomp_write_buffer", "0", NULL);
             const char *nname = t_name(&t, ".nospc");
             MPI_File fh = t_open(&t, nname, MPI_MODE_CREATE | MPI_MODE_RDWR, ni);
             if (t.rank == 0) {
@@ -298,6 +299,38 @@ int main(int argc, char **argv)
                 free(big);
             }
             TCHK(MPI_File_close(&fh));
+            t_delete(&t, nname, ni);
+            MPI_Info_free(&ni);
+            t_remove_tiers(&t, &tt);
+        }
+
+        /* the same with small writes gathered (the default): the write is taken, and the
+         * call that writes it out says MPI_ERR_NO_SPACE: MPI_File_sync, then the close */
+        {
+            static const char *const caps[1] = {"64KiB"};
+            ttiers tt;
+            t_make_tiers_tag(&t, &tt, "nospc-gathered", 1, caps);
+            MPI_Info ni = t_info(&t, "hcomp_config", tt.cfg, "hcomp_codec", "none", NULL);
+            const char *nname = t_name(&t, ".nospc2");
+            MPI_File fh = t_open(&t, nname, MPI_MODE_CREATE | MPI_MODE_RDWR, ni);
+            int rc_close = MPI_SUCCESS;
+            if (t.rank == 0) {
+                uint8_t *big = t_malloc(256 * KiB);
+                t_fill_random(big, 256 * KiB, 3);
+                TCHK(MPI_File_write_at(fh, 0, big, 256 * KiB, MPI_BYTE, &st));
+                TCHK_FAILS(MPI_ERR_NO_SPACE, MPI_File_sync(fh));
+                printf("  [%s] every tier full, small writes gathered: MPI_ERR_NO_SPACE at sync\n",
+                       t.test);
+                free(big);
+            } else {
+                TCHK(MPI_File_sync(fh));
+            }
+            rc_close = MPI_File_close(&fh);
+            int cls = MPI_SUCCESS;
+            if (rc_close != MPI_SUCCESS)
+                MPI_Error_class(rc_close, &cls);
+            TASSERT(t.rank == 0 ? cls == MPI_ERR_NO_SPACE : rc_close == MPI_SUCCESS,
+                    "close after a failed write-out: %s", t_errstr(rc_close));
             t_delete(&t, nname, ni);
             MPI_Info_free(&ni);
             t_remove_tiers(&t, &tt);

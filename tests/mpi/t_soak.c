@@ -10,8 +10,11 @@
  * cycle to cycle), runs 6 phases in a random order, closes, reopens read-only and
  * checks every byte (a slice per rank collectively, and the whole file by one rank).
  * The file is kept for the next cycle every other time (so files mix pieces written
- * with other settings), else deleted. Phases (all ranks separated by MPI_Barrier only:
- * hcomp makes a write visible to all as soon as it returns):
+ * with other settings), else deleted. Every third cycle writes with
+ * hcomp_write_buffer=0, and its phases are separated by MPI_Barrier only (hcomp then
+ * makes a write visible to all as soon as it returns); the others gather small writes
+ * (the default buffer, or 64 KiB) and separate phases by sync-barrier-sync, which is what
+ * MPI's non-atomic mode asks for (MPI-4.0 14.6.1). Phases:
  *   small   every rank: 40 writes of 100 B - 8 KiB at random places in its own span
  *           (spans: a random partition of the file, a new one each phase)
  *   large   half the ranks: 2 writes of 1 - 4 MiB each in its own span
@@ -34,6 +37,7 @@
 static uint32_t *opid;  /* the write that last covered each byte; 0: never written */
 static uint64_t fsize;  /* the file's size now */
 static uint32_t next_op;
+static int gathered;    /* this cycle's small writes may be gathered: sync-barrier-sync */
 
 static inline uint8_t val(uint32_t op, uint64_t off)
 {
@@ -192,7 +196,11 @@ static void phase(const tctx *t, MPI_File fh, int kind, uint64_t seed, uint8_t *
         stat[3]++;
     }
     free(cut);
+    if (gathered)
+        TCHK(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
+    if (gathered)
+        TCHK(MPI_File_sync(fh));
 
     /* random reads of what everybody wrote */
     rng mine = {seed * 7919 + (uint64_t)me + 1};
@@ -242,8 +250,10 @@ int main(int argc, char **argv)
     MPI_Info dinfo = t_info(&t, NULL);
     t_delete_quiet(&t, t.target, dinfo);
     while (go) {
+        static const char *const buffers[] = {"0", "4194304", "65536"};
+        gathered = cycle % 3 != 0;
         MPI_Info info = t_info(&t, "hcomp_piece_size", pieces[cycle % 4], "hcomp_codec",
-                               codecs[cycle % 5], NULL);
+                               codecs[cycle % 5], "hcomp_write_buffer", buffers[cycle % 3], NULL);
         MPI_File fh = t_open(&t, t.target, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
         TASSERT(t_get_size(fh) == (MPI_Offset)fsize, "cycle %d: size at open %lld, want %llu",
                 cycle, (long long)t_get_size(fh), (unsigned long long)fsize);
