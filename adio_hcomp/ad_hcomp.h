@@ -21,6 +21,9 @@ typedef struct ADIOI_HCOMP_State {
                                  * write there (0: none) */
     int has_hint_error;
     hcomp_error hint_error;
+    const void *replay_state;   /* during a collective open: the log's replayed state,
+                                 * broadcast by one process (ad_hcomp_opencoll.c) */
+    size_t replay_len;
 } ADIOI_HCOMP_State;
 
 /* The info key MPI_File_get_info reports the kind of file of a handle with: "hcomp",

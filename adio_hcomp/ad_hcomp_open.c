@@ -89,7 +89,11 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         snprintf(threads, sizeof(threads), "%ld", n > 0 && cores > n ? cores / n : 1);
         (void) hcomp_options_set(opts, "hcomp_threads", threads, &err);
     }
-    int rc = hcomp_file_open(fd->filename, flags, perm, nprocs, opts, &st->file, &err);
+    /* in a collective open, start from the state one process replayed for all */
+    int rc = st->replay_state != NULL
+        ? hcomp_file_open_with_state(fd->filename, flags, perm, nprocs, opts, st->replay_state,
+                                     st->replay_len, &st->file, &err)
+        : hcomp_file_open(fd->filename, flags, perm, nprocs, opts, &st->file, &err);
     hcomp_options_free(opts);
     if (rc != HCOMP_OK) {
         ADIOI_Free(st);

@@ -31,10 +31,146 @@
  * If the kind cannot be told (no permission to read the file, say), the open takes
  * hcomp's path, which reports the cause. A bad hcomp_* hint fails the open whatever
  * the file is.
+ *
+ * One replay for all: the mapping log of an existing hcomp file is replayed by that same
+ * process alone, and the state it built is broadcast to one process per node, which
+ * puts it in the node's shared memory (an MPI shared-memory window); every Open then
+ * starts from it and replays only what was appended since (hcomp_file_open_with_state).
+ * So the log is read once per open instead of once per process, and travels once per
+ * node (docs/SCALING.md). When that process cannot replay it (a damaged log), every
+ * process replays itself and reports the cause, as before. Hint hcomp_open_replay: auto
+ * (shared, but not on nodes with more processes than cores), shared, each.
  */
 
 #include "ad_hcomp.h"
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BCAST_CHUNK (1 << 30)
+
+/* The log's replayed state, shared for one collective open. */
+typedef struct shared_replay {
+    MPI_Comm node;          /* the processes of this node in fd->comm */
+    MPI_Win win;            /* the state, once per node, in the node's shared memory */
+    const void *state;      /* NULL: nothing to share; each Open replays */
+    size_t len;
+} shared_replay;
+
+/* Wait for a nonblocking collective without spinning on the cores a replay needs (MPICH
+ * polls: with more processes than cores, busy waiters slow the replay several times). */
+static void wait_politely(MPI_Request *req)
+{
+    for (int done = 0;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        struct timespec nap = {0, 200000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* root replays the log; its state reaches one process per node (a broadcast among
+ * them), which puts it in a window of the node's shared memory that the node's other
+ * processes read in place. */
+/* Whether this open shares one replay (decided by root, sent with the file's kind).
+ * auto: not where root's node has more processes than cores: sharing has the others
+ * wait while one replays, and MPICH's collectives among more processes than cores take
+ * most of a second for a few MB (BENCHMARKS.md, "Opening a file of many pieces"), so
+ * there each replaying for itself is faster. */
+static int replay_shared(ADIO_File fd)
+{
+    int nprocs = 1, flag = 0;
+    char value[MPI_MAX_INFO_VAL + 1];
+    MPI_Comm_size(fd->comm, &nprocs);
+    if (fd->info != MPI_INFO_NULL)
+        ADIOI_Info_get(fd->info, "hcomp_open_replay", MPI_MAX_INFO_VAL, value, &flag);
+    if (nprocs < 2 || (flag && strcmp(value, "each") == 0))
+        return 0;
+    if (flag && strcmp(value, "shared") == 0)
+        return 1;
+    const char *local = getenv("MPI_LOCALNRANKS");     /* set by MPICH's launcher */
+    return !(local && atol(local) > sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void share_replay(ADIO_File fd, int rank, int root, shared_replay *sr)
+{
+    memset(sr, 0, sizeof(*sr));
+    sr->node = MPI_COMM_NULL;
+    sr->win = MPI_WIN_NULL;
+    /* root first on its node, so that it leads it */
+    MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, rank == root ? -1 : rank, MPI_INFO_NULL,
+                        &sr->node);
+    int node_rank = 0;
+    MPI_Comm_rank(sr->node, &node_rank);
+    MPI_Comm leaders = MPI_COMM_NULL;
+    MPI_Comm_split(fd->comm, node_rank == 0 ? 0 : MPI_UNDEFINED, rank == root ? -1 : rank, &leaders);
+
+    long long n = 0;
+    void *state = NULL;
+    if (rank == root) {
+        hcomp_options *o = hcomp_options_new();
+        hcomp_file *f = NULL;
+        hcomp_error err;
+        size_t l = 0;
+        /* a replay needs no tiers: the segments' names are in the log */
+        if (o != NULL && hcomp_options_set(o, "hcomp_config", "embedded", &err) == HCOMP_OK &&
+            hcomp_file_open(fd->filename, HCOMP_O_RDONLY, 0, 1, o, &f, &err) == HCOMP_OK &&
+            hcomp_file_export_state(f, &state, &l, &err) == HCOMP_OK)
+            n = (long long) l;
+        if (f != NULL)
+            hcomp_file_close(f, NULL);
+        hcomp_options_free(o);
+    }
+    MPI_Request req;
+    if (leaders != MPI_COMM_NULL) {     /* root is rank 0 of the leaders */
+        MPI_Ibcast(&n, 1, MPI_LONG_LONG, 0, leaders, &req);
+        wait_politely(&req);
+        if (n > 0 && rank != root && (state = malloc((size_t) n)) == NULL)
+            n = -1;
+        long long worst = n;
+        MPI_Allreduce(&n, &worst, 1, MPI_LONG_LONG, MPI_MIN, leaders);
+        if (worst > 0)
+            for (long long at = 0; at < n; at += BCAST_CHUNK)
+                MPI_Bcast((char *) state + at, (int) (n - at < BCAST_CHUNK ? n - at : BCAST_CHUNK),
+                          MPI_BYTE, 0, leaders);
+        n = worst;
+        MPI_Comm_free(&leaders);
+    }
+    MPI_Ibcast(&n, 1, MPI_LONG_LONG, 0, sr->node, &req);
+    wait_politely(&req);
+    void *base = NULL;
+    int ok = n > 0, all = 0;
+    if (ok) {
+        MPI_Comm_set_errhandler(sr->node, MPI_ERRORS_RETURN);
+        ok = MPI_Win_allocate_shared(node_rank == 0 ? (MPI_Aint) n : 0, 1, MPI_INFO_NULL, sr->node,
+                                     &base, &sr->win) == MPI_SUCCESS;
+        if (!ok)
+            sr->win = MPI_WIN_NULL;
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, sr->node);
+    }
+    if (all) {
+        if (node_rank == 0)
+            memcpy(base, state, (size_t) n);
+        MPI_Barrier(sr->node);
+        MPI_Aint size;
+        int unit;
+        MPI_Win_shared_query(sr->win, 0, &size, &unit, &base);
+        sr->state = base;
+        sr->len = (size_t) n;
+    }
+    free(state);
+}
+
+static void share_done(shared_replay *sr)
+{
+    if (sr->win != MPI_WIN_NULL)
+        MPI_Win_free(&sr->win);     /* collective: every Open of the node has imported */
+    if (sr->node != MPI_COMM_NULL)
+        MPI_Comm_free(&sr->node);
+}
 
 #ifdef ROMIO_UFS
 /* Turn the handle into a ufs: handle for a plain file (before any Open). */
@@ -70,14 +206,18 @@ static void pass_through(ADIO_File fd, int rank, int root)
 void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
 {
 #ifdef ROMIO_UFS
-    int kind = -1;
+    int kind = -1, share = 0;
     int root = fd->hints->ranklist[0];
     if (rank == root) {
         hcomp_error err;
         if (hcomp_file_kind(fd->filename, &kind, &err) != HCOMP_OK)
             kind = -1;          /* cannot tell: hcomp's open reports the cause */
+        share = kind == HCOMP_FILE_KIND_HCOMP && replay_shared(fd);
     }
-    MPI_Bcast(&kind, 1, MPI_INT, root, fd->comm);
+    int decided[2] = {kind, share};
+    MPI_Bcast(decided, 2, MPI_INT, root, fd->comm);
+    kind = decided[0];
+    share = decided[1];
     ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
     if (kind == HCOMP_FILE_KIND_PLAIN && !(st != NULL && st->has_hint_error)) {
         pass_through(fd, rank, root);
@@ -87,5 +227,24 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
 #endif
     if (fd->info != MPI_INFO_NULL)
         ADIOI_Info_set(fd->info, ADIOI_HCOMP_KIND_KEY, "hcomp");
+    shared_replay sr = {MPI_COMM_NULL, MPI_WIN_NULL, NULL, 0};
+#ifdef ROMIO_UFS
+    if (share && !(st != NULL && st->has_hint_error))
+        share_replay(fd, rank, root, &sr);
+    if (sr.state != NULL && st == NULL) {
+        st = ADIOI_Calloc(1, sizeof(*st));
+        st->coll_dtype = -1;
+        fd->fs_ptr = st;
+    }
+    if (sr.state != NULL) {
+        st->replay_state = sr.state;
+        st->replay_len = sr.len;
+    }
+#endif
     ADIOI_GEN_OpenColl(fd, rank, access_mode, error_code);
+    /* Open may have replaced the state struct (a failed Open frees it): whichever is there
+     * now must not point at the window freed here */
+    if (fd->fs_ptr != NULL)
+        ((ADIOI_HCOMP_State *) fd->fs_ptr)->replay_state = NULL;
+    share_done(&sr);
 }

@@ -6,8 +6,9 @@
  * processes see it only after sync-barrier-sync or close/open, and every call that could
  * show it to anyone (a read of this process, a collective call, sync, close, set_size,
  * atomic mode, the release of any ROMIO lock: data sieving's read-modify-write, the
- * shared file pointer) writes it out first. Inside collective writes (other processes'
- * data) writes are immediate.
+ * shared file pointer's file) writes it out first. Inside collective writes (other
+ * processes' data), and once the handle has used its shared file pointer, writes are
+ * immediate.
  */
 
 #include "ad_hcomp.h"
@@ -30,7 +31,11 @@ void ADIOI_HCOMP_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datat
 
     ADIOI_HCOMP_Announce(fd, f, datatype);
     ADIOI_HCOMP_State *st0 = (ADIOI_HCOMP_State *) fd->fs_ptr;
-    int gather = !fd->atomicity && st0 && !st0->in_coll_write;
+    /* not once the program uses the shared file pointer: its writes are read by others
+     * through it (read_shared, read_ordered) with no sync between, as ROMIO's shared_fp
+     * test does, and a write's offset comes from a lock this handle never takes */
+    int gather = !fd->atomicity && st0 && !st0->in_coll_write &&
+                 fd->shared_fp_fd == ADIO_FILE_NULL;
     int rc = len <= 0 ? HCOMP_OK
         : gather ? hcomp_file_pwrite_buffered(f, buf, (uint64_t) len, (uint64_t) offset, &err)
         : hcomp_file_pwrite(f, buf, (uint64_t) len, (uint64_t) offset, &err);

@@ -179,6 +179,16 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
 int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
 void hcomp_log_free(hcomp_file *f);
+/* The table of where each piece is stored, built again from the pieces (0, or -1 when
+ * out of memory). */
+int hcomp_log_locations_rebuild(hcomp_file *f);
+
+/* file/log_state.c: the replayed state as bytes, for openers that share one replay */
+/* 0, or -1 (out of memory) */
+int hcomp_log_state_export(const hcomp_file *f, hcomp_bytes *out);
+/* Into a handle that has read its header and replayed nothing: 0, or -1 when the state
+ * is not this mapping file's (or damaged): the handle is then as before. */
+int hcomp_log_state_import(hcomp_file *f, const unsigned char *p, size_t len);
 
 /* file/file_write.c */
 /* Write one task: the runs' bytes, one after another in buf (runs disjoint), stored as

@@ -95,6 +95,14 @@ static int loc_grow(hcomp_file *f)
     return 0;
 }
 
+int hcomp_log_locations_rebuild(hcomp_file *f)
+{
+    free(f->loc);
+    f->loc = NULL;
+    f->loc_cap = f->loc_used = 0;
+    return loc_grow(f);
+}
+
 static int loc_insert(hcomp_file *f, uint32_t idx)
 {
     if ((f->loc_used + 1) * 2 > f->loc_cap)

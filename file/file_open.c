@@ -144,8 +144,45 @@ static int mapping_file_gone(const hcomp_file *f)
     return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
+static int open_file(const char *path, int flags, mode_t perm, int sharers,
+                     const hcomp_options *opts, const void *state, size_t state_len,
+                     hcomp_file **out, hcomp_error *err);
+
 int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                     const hcomp_options *opts, hcomp_file **out, hcomp_error *err)
+{
+    return open_file(path, flags, perm, sharers, opts, NULL, 0, out, err);
+}
+
+int hcomp_file_open_with_state(const char *path, int flags, mode_t perm, int sharers,
+                               const hcomp_options *opts, const void *state, size_t state_len,
+                               hcomp_file **out, hcomp_error *err)
+{
+    return open_file(path, flags, perm, sharers, opts, state, state_len, out, err);
+}
+
+int hcomp_file_export_state(hcomp_file *f, void **state, size_t *len, hcomp_error *err)
+{
+    *state = NULL;
+    *len = 0;
+    pthread_mutex_lock(&f->lock);
+    int rc = hcomp_log_refresh(f, err);
+    hcomp_bytes b = {NULL, 0, 0};
+    if (rc == HCOMP_OK && hcomp_log_state_export(f, &b) != 0) {
+        hcomp_bytes_free(&b);
+        rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (rc == HCOMP_OK) {
+        *state = b.p;
+        *len = b.len;
+    }
+    return rc;
+}
+
+static int open_file(const char *path, int flags, mode_t perm, int sharers,
+                     const hcomp_options *opts, const void *state, size_t state_len,
+                     hcomp_file **out, hcomp_error *err)
 {
     *out = NULL;
     hcomp_ok(err);
@@ -254,7 +291,9 @@ int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
             break;
         close(f->map_fd);
     }
-    if ((rc = load_header(f, err)) != HCOMP_OK || (rc = hcomp_log_refresh(f, err)) != HCOMP_OK) {
+    if ((rc = load_header(f, err)) == HCOMP_OK && state != NULL)
+        (void) hcomp_log_state_import(f, state, state_len);    /* refused: replayed here */
+    if (rc != HCOMP_OK || (rc = hcomp_log_refresh(f, err)) != HCOMP_OK) {
         file_free(f);
         return rc;
     }

@@ -252,6 +252,27 @@ static void opt_show_piece_size(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", (unsigned) o->piece_size);
 }
 
+static int opt_parse_open_replay(hcomp_options *o, const char *key, const char *v,
+                                 hcomp_error *err)
+{
+    static const char *const names[] = {"auto", "shared", "each"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(v, names[i]) == 0) {
+            o->open_replay = i;
+            return HCOMP_OK;
+        }
+    return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"shared\" (a collective open "
+                      "replays the mapping log once, for all), \"each\" (every process replays "
+                      "it) or \"auto\" (shared, but not on nodes with more processes than "
+                      "cores)", key, v);
+}
+
+static void opt_show_open_replay(const hcomp_options *o, char *buf, size_t n)
+{
+    static const char *const names[] = {"auto", "shared", "each"};
+    snprintf(buf, n, "%s", names[o->open_replay]);
+}
+
 #define WRITE_BUFFER_MAX (256u << 20)
 
 static int opt_parse_write_buffer(hcomp_options *o, const char *key, const char *v,

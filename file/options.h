@@ -29,7 +29,8 @@
     X("hcomp_drain", "close", opt_parse_drain, opt_show_drain)                      \
     X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)                       \
     X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)                \
-    X("hcomp_write_buffer", "4194304", opt_parse_write_buffer, opt_show_write_buffer)
+    X("hcomp_write_buffer", "4194304", opt_parse_write_buffer, opt_show_write_buffer) \
+    X("hcomp_open_replay", "auto", opt_parse_open_replay, opt_show_open_replay)
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
@@ -53,6 +54,9 @@ struct hcomp_options {
                                        tiers too); 0: pieces leave volatile tiers first */
     int reclaim;                    /* enum hcomp_reclaim_mode */
     uint32_t write_buffer;          /* bytes of small writes a handle may gather (0: none) */
+    int open_replay;                /* 0 auto, 1 shared, 2 each: who replays the log in a
+                                       collective open (the driver reads it:
+                                       ad_hcomp_opencoll.c) */
 };
 
 /* When the space of dead pieces comes back (file/reclaim.c): at the last close, when it

@@ -57,6 +57,19 @@ typedef struct hcomp_file hcomp_file;
  * capacity on a tier (capacity itself is shared by all writers through a ledger). */
 HCOMP_API int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                     const hcomp_options *opts, hcomp_file **out, hcomp_error *err);
+/* The same, with the replayed state of the file's log exported by another opener
+ * (hcomp_file_export_state): only what was appended since is replayed here, and what
+ * the handle holds is what a replay of the whole log would give. A state that is not
+ * this file's (another file, a log replaced since by a compaction) or is damaged is
+ * ignored: the log is then replayed here. The ROMIO driver uses it so that a collective
+ * open replays the log once instead of once per process. */
+HCOMP_API int hcomp_file_open_with_state(const char *path, int flags, mode_t perm, int sharers,
+                                         const hcomp_options *opts, const void *state,
+                                         size_t state_len, hcomp_file **out, hcomp_error *err);
+/* The replayed state of f's log, brought up to date first: *len bytes at *state (free
+ * them with free()), to pass to hcomp_file_open_with_state in another process of the same
+ * job (a state is not a file format: only the same build of the library takes it). */
+HCOMP_API int hcomp_file_export_state(hcomp_file *f, void **state, size_t *len, hcomp_error *err);
 /* Write len bytes at logical offset off: one task, split into pieces, stored, and
  * made visible to every other opener of the file before this returns. */
 HCOMP_API int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,

@@ -70,7 +70,7 @@ GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking
 # tests about hcomp's storage (tiers, compression, faults): hcomp: only
 HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine
             t_enospc t_vanish t_rotier t_nospace t_damage t_recdamage t_collfail t_soak
-            t_plain t_rewrite"
+            t_plain t_rewrite t_openshare"
 # tests with rank counts of their own (name:np,np...) instead of $HCOMP_TEST_NPS
 FIXED_NPS="t_soak:${HCOMP_TEST_SOAK_NP:-8} t_coalesce:1,2,4,8"
 export HCOMP_SOAK_SECONDS=${HCOMP_SOAK_SECONDS:-30}
