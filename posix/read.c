@@ -68,6 +68,17 @@ static ssize_t preadv_at(struct hp_open *o, const struct iovec *iov, int cnt, ui
     return total;
 }
 
+/* readv at the file offset, which moves on */
+static ssize_t readv_here(struct hp_open *o, const struct iovec *iov, int cnt)
+{
+    pthread_mutex_lock(&o->lock);
+    ssize_t n = preadv_at(o, iov, cnt, o->offset);
+    if (n > 0)
+        o->offset += (uint64_t) n;
+    pthread_mutex_unlock(&o->lock);
+    return n;
+}
+
 off_t hp_lseek(struct hp_open *o, off_t off, int whence)
 {
     hcomp_file *f = hp_file(o);
@@ -150,11 +161,7 @@ HP_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
         hp_real_init();
         return hp_real.readv(fd, iov, cnt);
     }
-    pthread_mutex_lock(&o->lock);
-    ssize_t n = preadv_at(o, iov, cnt, o->offset);
-    if (n > 0)
-        o->offset += (uint64_t) n;
-    pthread_mutex_unlock(&o->lock);
+    ssize_t n = readv_here(o, iov, cnt);
     hp_put(o);
     return n;
 }
@@ -187,15 +194,9 @@ HP_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, i
         }
         return hp_real.preadv2(fd, iov, cnt, off, flags);
     }
-    ssize_t n;
-    if (off == -1) {        /* the file offset, as readv */
-        pthread_mutex_lock(&o->lock);
-        n = preadv_at(o, iov, cnt, o->offset);
-        if (n > 0)
-            o->offset += (uint64_t) n;
-        pthread_mutex_unlock(&o->lock);
-    } else
-        n = off < 0 ? (errno = EINVAL, -1) : preadv_at(o, iov, cnt, (uint64_t) off);
+    /* off -1: the file offset, as readv */
+    ssize_t n = off == -1 ? readv_here(o, iov, cnt)
+              : off < 0 ? (errno = EINVAL, -1) : preadv_at(o, iov, cnt, (uint64_t) off);
     hp_put(o);
     return n;
 }

@@ -101,12 +101,7 @@ static void run(const tctx *t, const char *buffer)
     int *mine = t_malloc(sizeof(int) * NREC), n = 0;
     for (int i = r; i < NREC; i += P)
         mine[n++] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(t_mix64((uint64_t)i * 7919 + (uint64_t)r) % (uint64_t)(i + 1));
-        int x = mine[i];
-        mine[i] = mine[j];
-        mine[j] = x;
-    }
+    t_shuffle(mine, n, (uint64_t)r);
     uint8_t back[REC];
     uint64_t my_end = 0;
     for (int k = 0; k < n; k++) {

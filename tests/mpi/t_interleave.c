@@ -25,12 +25,7 @@ static void run(const tctx *t, const char *piece)
     int mine[NREC], n = 0;
     for (int i = r; i < NREC; i += P)
         mine[n++] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(t_mix64((uint64_t)i * 7919 + (uint64_t)r) % (uint64_t)(i + 1));
-        int x = mine[i];
-        mine[i] = mine[j];
-        mine[j] = x;
-    }
+    t_shuffle(mine, n, (uint64_t)r);
     uint8_t rec[REC];
     for (int k = 0; k < n; k++) {
         uint64_t off = (uint64_t)mine[k] * REC;

@@ -359,6 +359,17 @@ static inline uint8_t t_byte(uint64_t off, uint64_t seed)
     }
 }
 
+/* a[0..n) shuffled (Fisher-Yates, a fixed sequence per seed) */
+TC_UNUSED static void t_shuffle(int *a, int n, uint64_t seed)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(t_mix64((uint64_t)i * 7919 + seed) % (uint64_t)(i + 1));
+        int x = a[i];
+        a[i] = a[j];
+        a[j] = x;
+    }
+}
+
 TC_UNUSED static void t_fill(void *buf, uint64_t len, uint64_t off, uint64_t seed)
 {
     uint8_t *b = buf;
