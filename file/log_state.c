@@ -25,7 +25,7 @@
 
 /* header: magic, two reserved words, dev, ino, file id, then the replay's counters */
 #define HDR_BYTES (8 + 4 + 4 + 8 + 8 + 16 + 8 * 7)
-#define PIECE_BYTES 35      /* seg 4, seg_off 8, stored 4, raw 4, crc 4, codec 1, filter 1,
+#define PIECE_BYTES 37      /* seg 4, seg_off 8, stored 4, raw 4, crc 4, codec 1, filter 1,
                                level 2, frame 1, start 8 */
 #define EXTENT_BYTES 24     /* off 8, len 8, piece 4, piece_off 4 */
 
