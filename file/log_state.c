@@ -227,13 +227,17 @@ int hcomp_log_state_import(hcomp_file *f, const unsigned char *p, size_t len)
     hcomp_piece *pv = pieces ? malloc(npieces ? npieces * sizeof(hcomp_piece) : 1) : NULL;
     hcomp_extent *mv = map ? malloc(nmap ? nmap * sizeof(hcomp_extent) : 1) : NULL;
     int ok = !r.bad && r.at == r.len && pieces && map && pv && mv;
-    for (uint64_t i = 0; ok && i < npieces; i++) {     /* every index in range */
+    /* what a replay guarantees, the reads rely on: indexes in range, framings of 4 bits,
+     * extents inside their pieces, in order, none empty */
+    for (uint64_t i = 0; ok && i < npieces; i++) {
         get_piece(pieces + i * PIECE_BYTES, &pv[i]);
-        ok = pv[i].seg < nsegs;
+        ok = pv[i].seg < nsegs && pv[i].frame <= 15;
     }
     for (uint64_t i = 0; ok && i < nmap; i++) {
         get_extent(map + i * EXTENT_BYTES, &mv[i]);
-        ok = mv[i].piece < npieces && (i == 0 || mv[i].off >= mv[i - 1].off + mv[i - 1].len);
+        ok = mv[i].piece < npieces && mv[i].len > 0 && mv[i].off <= UINT64_MAX - mv[i].len &&
+             (uint64_t) mv[i].piece_off + mv[i].len <= pv[mv[i].piece].raw_len &&
+             (i == 0 || mv[i].off >= mv[i - 1].off + mv[i - 1].len);
     }
     if (!ok) {
         for (size_t i = 0; i < n; i++) {

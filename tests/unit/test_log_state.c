@@ -13,6 +13,7 @@
 
 #include "file_fixture.h"
 #include "file/file_internal.h"
+#include "common/util.h"
 
 #define SPAN (768 * KIB)
 
@@ -202,6 +203,16 @@ static void test_foreign_or_damaged_state_refused(void **state)
         close_ok(b);
         free(sb);
     }
+    /* well formed, checksum right, but an extent reaching past its piece (the fuzzer's
+     * find: reads went past the piece's block table) */
+    memcpy(bad, s2, l2);
+    size_t ext0 = l2 - 4 - a2->map.n * 24;
+    hcomp_put_u32(bad + ext0 + 20, 0x7fffffff);
+    hcomp_put_u32(bad + l2 - 4, hcomp_crc32(bad, l2 - 4));
+    b = open_with(fx, p2, bad, l2);
+    assert_int_equal(b->generation, 1);     /* refused: replayed itself */
+    expect_same_file(a2, b);
+    close_ok(b);
     free(bad);
 
     /* the log replaced since (as a compaction does: a new file renamed over it): the old
