@@ -48,9 +48,31 @@ int hcomp_feature_vector(int dtype, int dist, double entropy, double probe_ratio
     return 0;
 }
 
+/* Whether v is already the double nearest a 6-significant-digit decimal (as every value
+ * of a loaded seed is): then printing and reading it back gives v again, and rounding
+ * the thousands of rows of the embedded seed need not print each value (that took a
+ * third of a process's first engine set-up). k / 10^n and k * 10^n with k < 2^53 and
+ * n <= 22 are exact operands, so the division or product is the nearest double to the
+ * decimal k x 10^-n; if that is v, v is within half an ulp of it, far less than half a
+ * unit in the sixth digit, so "%.6g" prints that decimal. */
+static int is_round6(double a)
+{
+    static const double pow10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                                     1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+                                     1e20, 1e21, 1e22};
+    int n = 5 - (int) floor(log10(a));          /* k = a x 10^n has 6 integer digits */
+    if (n < -22 || n > 22)
+        return 0;
+    double p = pow10[n < 0 ? -n : n];
+    double k = nearbyint(n >= 0 ? a * p : a / p);
+    if (k < 100000.0 || k > 999999.0)           /* log10 off by one near a power of 10 */
+        return 0;
+    return (n >= 0 ? k / p : k * p) == a;
+}
+
 double hcomp_round6(double v)
 {
-    if (!isfinite(v) || v == 0.0)
+    if (!isfinite(v) || v == 0.0 || is_round6(fabs(v)))
         return v;
     char buf[32];
     snprintf(buf, sizeof(buf), "%.6g", v);
@@ -577,14 +599,8 @@ static int load_embedded(hcomp_predictor **out, hcomp_error *err)
 {
     int rc = HCOMP_OK;
     pthread_mutex_lock(&embedded_lock);
-    if (embedded == NULL) {
-        char *text = hcomp_seed_default_text();
-        if (text == NULL)
-            rc = hcomp_fail(err, HCOMP_E_NOMEM, "embedded default seed: out of memory");
-        else
-            rc = hcomp_seed_parse(text, strlen(text), "embedded default seed", &embedded, err);
-        free(text);
-    }
+    if (embedded == NULL)
+        rc = hcomp_seed_load_default(&embedded, err);
     if (rc == HCOMP_OK && (*out = predictor_copy(embedded)) == NULL)
         rc = hcomp_fail(err, HCOMP_E_NOMEM, "embedded default seed: out of memory");
     if (rc == HCOMP_OK) {

@@ -207,8 +207,26 @@ char *hcomp_seed_dump(hcomp_predictor *p);
 int hcomp_seed_write_file(const char *path, const char *text, int overwrite, hcomp_error *err);
 /* The embedded default seed, joined (malloc'ed); NULL when out of memory. */
 char *hcomp_seed_default_text(void);
-/* NULL-terminated lines of the embedded default seed (engine/generated/seed_default.c, made by scripts/make-default-seed). */
+/* The embedded default seed as a predictor (source "embedded default seed"): the same as
+ * hcomp_seed_parse of its text, in a fraction of the time (its rows are C data). */
+int hcomp_seed_load_default(hcomp_predictor **out, hcomp_error *err);
+
+/* A row of the embedded seed as C data (scripts/embed-seed writes them). */
+typedef struct hcomp_seed_row {
+    unsigned model;                 /* its model's index in the seed's "models" */
+    char dtype[8], dist[12];        /* names, as in the JSON */
+    double entropy, probe_ratio;
+    unsigned long long raw_len;
+    double y[HCOMP_NTARGET];        /* ratio, comp, decomp bytes/s; 0: not measured */
+    int observed;
+} hcomp_seed_row;
+
+/* engine/generated/seed_default.c (scripts/make-default-seed): the seed's text as
+ * NULL-terminated lines; the same text with every model's rows empty; those rows. */
 extern const char *const hcomp_seed_default_lines[];
+extern const char *const hcomp_seed_default_head_lines[];
+extern const hcomp_seed_row hcomp_seed_default_rows[];
+extern const size_t hcomp_seed_default_nrows;
 extern const char hcomp_seed_default_made_by[];
 
 #endif

@@ -68,6 +68,14 @@ static void copy_str(char *dst, size_t cap, json_t *v)
     }
 }
 
+/* Row field 2 + k (entropy, probe_ratio, bytes, ratio, comp_Bps, decomp_Bps) may hold v:
+ * bytes must fit the JSON integer the writer writes it back as. */
+static int row_number_ok(int k, double v)
+{
+    return isfinite(v) && v >= 0 && (k == 0 || k == 2 || v > 0) && (k != 0 || v <= 8.0) &&
+           (k != 2 || v < 9223372036854775808.0);
+}
+
 static int parse_row(json_t *row, const char *src, const char *where, size_t j, hcomp_row *r,
                      hcomp_error *err)
 {
@@ -89,10 +97,7 @@ static int parse_row(json_t *row, const char *src, const char *where, size_t j, 
             num[k] = 0.0;
             continue;
         }
-        /* bytes (k 2) must fit the JSON integer the writer writes it back as */
-        if (get_number(v, &num[k]) != 0 || num[k] < 0 ||
-            (k != 0 && k != 2 && num[k] <= 0) || (k == 0 && num[k] > 8.0) ||
-            (k == 2 && num[k] >= 9223372036854775808.0))
+        if (get_number(v, &num[k]) != 0 || !row_number_ok(k, num[k]))
             return hcomp_fail(err, HCOMP_E_INVAL, "seed %s: %s.rows[%zu] field \"%s\" is not a "
                               "valid number", src, where, j, hcomp_row_field_names[2 + k]);
     }
@@ -566,20 +571,70 @@ int hcomp_seed_write_file(const char *path, const char *text, int overwrite, hco
     return rc;
 }
 
-char *hcomp_seed_default_text(void)
+static char *join_lines(const char *const *lines)
 {
     size_t n = 0;
-    for (size_t i = 0; hcomp_seed_default_lines[i] != NULL; i++)
-        n += strlen(hcomp_seed_default_lines[i]) + 1;
+    for (size_t i = 0; lines[i] != NULL; i++)
+        n += strlen(lines[i]) + 1;
     char *s = malloc(n + 1), *o = s;
     if (s == NULL)
         return NULL;
-    for (size_t i = 0; hcomp_seed_default_lines[i] != NULL; i++) {
-        size_t l = strlen(hcomp_seed_default_lines[i]);
-        memcpy(o, hcomp_seed_default_lines[i], l);
+    for (size_t i = 0; lines[i] != NULL; i++) {
+        size_t l = strlen(lines[i]);
+        memcpy(o, lines[i], l);
         o += l;
         *o++ = '\n';
     }
     *o = '\0';
     return s;
+}
+
+char *hcomp_seed_default_text(void)
+{
+    return join_lines(hcomp_seed_default_lines);
+}
+
+/* The rows of the embedded seed into p's models, in their order, checked as parse_row
+ * checks a JSON row (a generated file that does not match its head is refused). */
+static int add_default_rows(hcomp_predictor *p, const char *src, hcomp_error *err)
+{
+    for (size_t j = 0; j < hcomp_seed_default_nrows; j++) {
+        const hcomp_seed_row *e = &hcomp_seed_default_rows[j];
+        hcomp_row r = {.dtype = hcomp_dtype_from_name(e->dtype),
+                       .dist = hcomp_dist_from_name(e->dist),
+                       .entropy = e->entropy, .probe_ratio = e->probe_ratio,
+                       .raw_len = (uint64_t) e->raw_len, .observed = e->observed != 0};
+        double num[6] = {e->entropy, e->probe_ratio, (double) e->raw_len, e->y[0], e->y[1], e->y[2]};
+        int ok = e->model < p->nmodels && r.dtype >= 0 && r.dist >= 0;
+        for (int k = 0; ok && k < 6; k++)
+            ok = ((k == 4 || k == 5) && num[k] == 0.0) || row_number_ok(k, num[k]);
+        if (!ok)
+            return hcomp_fail(err, HCOMP_E_INVAL, "seed %s: row %zu of its data is not a valid "
+                              "row of models[%u] (engine/generated/seed_default.c: run "
+                              "scripts/embed-seed again)", src, j, e->model);
+        for (int t = 0; t < HCOMP_NTARGET; t++)
+            r.y[t] = e->y[t];
+        if (hcomp_model_add_row(&p->models[e->model], &r) != HCOMP_OK)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "seed %s: out of memory", src);
+    }
+    for (size_t i = 0; i < p->nmodels; i++)
+        hcomp_model_prepare_refits(&p->models[i]);
+    return HCOMP_OK;
+}
+
+int hcomp_seed_load_default(hcomp_predictor **out, hcomp_error *err)
+{
+    static const char src[] = "embedded default seed";
+    *out = NULL;
+    char *head = join_lines(hcomp_seed_default_head_lines);
+    if (head == NULL)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", src);
+    hcomp_predictor *p;
+    int rc = hcomp_seed_parse(head, strlen(head), src, &p, err);
+    free(head);
+    if (rc == HCOMP_OK && (rc = add_default_rows(p, src, err)) != HCOMP_OK)
+        hcomp_predictor_free(p);
+    if (rc == HCOMP_OK)
+        *out = p;
+    return rc;
 }

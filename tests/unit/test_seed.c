@@ -245,9 +245,69 @@ static void test_default_seed_loads(void **state)
             assert_true(info.rows >= HCOMP_NFEAT);
         }
     }
+    /* loaded from its head and its rows as data, it is the seed's text parsed */
+    char *text = hcomp_seed_default_text(), *mine = hcomp_seed_dump(p), *theirs = NULL;
+    hcomp_predictor *q = NULL;
+    assert_non_null(text);
+    assert_non_null(mine);
+    assert_int_equal(hcomp_seed_parse(text, strlen(text), "embedded default seed", &q, &err),
+                     HCOMP_OK);
+    assert_non_null(theirs = hcomp_seed_dump(q));
+    assert_string_equal(mine, theirs);
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++) {
+        hcomp_model_info a, b;
+        assert_int_equal(hcomp_predictor_model_at(p, i, &a), HCOMP_OK);
+        assert_int_equal(hcomp_predictor_model_at(q, i, &b), HCOMP_OK);
+        assert_int_equal(a.rows, b.rows);
+        rows += a.rows;
+    }
+    assert_int_equal(rows, hcomp_seed_default_nrows);
+    free(text);
+    free(mine);
+    free(theirs);
+    hcomp_predictor_free(q);
     hcomp_predictor_free(p);
     assert_int_equal(hcomp_predictor_load("", &p, &err), HCOMP_OK);
     hcomp_predictor_free(p);
+}
+
+/* hcomp_round6 is "%.6g" printed and read back; its shortcut for values that are already
+ * 6-digit decimals (every value of a loaded seed) must give exactly that, for those
+ * values, for values that are not, and near powers of ten, over all magnitudes. */
+static double round6_by_printf(double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.6g", v);
+    return strtod(buf, NULL);
+}
+
+static void test_round6_is_printf(void **state)
+{
+    (void) state;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    size_t shortcut = 0;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double mant = 1.0 + (double) (x >> 11) / 9007199254740992.0;       /* [1, 2) */
+        int e = (int) (x % 121) - 60;                                       /* 2^-60..2^60 */
+        double v = ldexp(mant, e) * ((x >> 8) & 1 ? -1.0 : 1.0);
+        double cases[4] = {v, round6_by_printf(v), pow(10.0, (double) (e / 3)),
+                           nextafter(pow(10.0, (double) (e / 3)), 0.0)};
+        for (int c = 0; c < 4; c++) {
+            double want = round6_by_printf(cases[c]), got = hcomp_round6(cases[c]);
+            if (memcmp(&want, &got, sizeof(double)) != 0)
+                fail_msg("hcomp_round6(%.17g) = %.17g, printf gives %.17g", cases[c], got, want);
+            shortcut += got == cases[c];
+        }
+    }
+    assert_true(shortcut > 200000);     /* the rounded values (and powers of ten) at least */
+    assert_true(hcomp_round6(0.0) == 0.0 && isnan(hcomp_round6(NAN)) &&
+                hcomp_round6(INFINITY) == INFINITY);
+    assert_true(hcomp_round6(123456.7) == 123457.0 && hcomp_round6(1e300 / 3) == 3.33333e299 &&
+                hcomp_round6(5e-324) == 4.94066e-324);
 }
 
 static void test_round_trip(void **state)
@@ -491,6 +551,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_loads),
         cmocka_unit_test(test_default_seed_loads),
+        cmocka_unit_test(test_round6_is_printf),
         cmocka_unit_test_setup_teardown(test_round_trip, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_observations_saved, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_save_atomic, setup_dir, teardown_dir),
