@@ -72,7 +72,8 @@ BACKENDS="hcomp ufs"
 [ "${ROMIO_TEST_NO_UFS:-0}" = 1 ] && BACKENDS="hcomp"
 
 # ---- what runs -------------------------------------------------------------
-# name | ranks | arguments (@F = the file name) | success line (regex, whole line) | flags
+# name | ranks | arguments (@F = the file name) | success line (regex, whole line; A && B:
+# both lines) | flags
 # Ranks and arguments are those of ROMIO's runtests script; the programs that
 # runtests does not run (creat_excl, perf, big_extents, large_file,
 # large_array) take their file name the same way and run with 4 ranks
@@ -80,6 +81,11 @@ BACKENDS="hcomp ufs"
 #   all      the success line must be printed by every rank (np times)
 #   disk=N   needs N GiB free where the files go, else the case is skipped
 #   heavy    runs only with ROMIO_TEST_HEAVY=1 (minutes, GiBs of RAM)
+#   force    the program takes no file name (it makes its own in the current
+#            directory): run with ROMIO_FSTYPE_FORCE=BACKEND: so that its files
+#            go through the backend; for hcomp under `hcomp run`, since the
+#            program also reads its file with fopen (external32: checks the
+#            bytes' order that each data representation wrote)
 TESTS='
 simple           |4| -fname @F   | No Errors
 async            |4| -fname @F   | No Errors
@@ -109,6 +115,7 @@ perf             |4| -fname @F   | Read bandwidth after file sync = .* Mbytes/se
 big_extents      |4| @F          | No Errors
 large_file       |1| -fname @F   | Data read back is correct | disk=6
 large_array      |4| -fname @F   | Process [0-9]+: data read back is correct | all heavy disk=6
+external32       |2|             | native datarep is LITTLE ENDIAN && external32 datarep is BIG ENDIAN && internal datarep is LITTLE ENDIAN | force
 '
 # Output that reports errors, in any program (extended regex, case-insensitive).
 ERROR_RE='found [0-9]+ error|[0-9]+/[0-9]+ blocks corrupt|^error:|got -?[0-9]+ expected|readbuf=.*writebuf=|unexpected (value|error message)|did not return an error|returns? error|MPI_Abort|^Abort\('
@@ -120,7 +127,6 @@ declare -A EXCLUDED=(
     [fperf]="Fortran (fperf.f), as above"
     [pfcoll_test]="Fortran (pfcoll_test.f), as above"
     [syshints]="takes no data file name: argv[1] is ROMIO's hint file test_hintfile, which it both reads through ROMIO_HINTS (plain open(2), so an hcomp: prefix cannot be used) and opens read-only as the MPI file; it tests hint parsing, not a file system"
-    [external32]="takes no file name: always writes ./test.datarep in the current directory with no prefix (i.e. ufs); tests the external32 data representation, not a file system"
     [coll_perf]="a benchmark that checks nothing, and its global array is 2176 x 1152 x 1408 ints, a 13 GiB file (the README's 128^3 is out of date) written 3 times and read twice: timed out (300 s) on ufs as well as hcomp on this 2-core machine"
 )
 
@@ -261,7 +267,11 @@ run_case() {
     local log=$WORK/logs/$t.$be.log
     local file="$be:$dir/$t"
     local np=${NP[$t]} rc=0 a
-    local -a argv=()
+    local -a argv=() pre=()
+    if [[ ${FLAGS[$t]} == *" force "* ]]; then
+        pre=(env "ROMIO_FSTYPE_FORCE=$be:")
+        [ "$be" = hcomp ] && pre+=("$PREFIX/bin/hcomp" run)
+    fi
     for a in ${ARGS[$t]}; do
         [ "$a" = @F ] && a=$file
         argv+=("$a")
@@ -270,10 +280,10 @@ run_case() {
     mkdir -p "$dir"
     [ "$be" = hcomp ] && [ -n "$RAM" ] && { find "$RAM" -mindepth 1 -delete 2>/dev/null || true; }
     {
-        echo "\$ (cd $dir && mpiexec -n $np $t ${argv[*]})"
+        echo "\$ (cd $dir && ${pre[*]} mpiexec -n $np $t ${argv[*]})"
         # shellcheck disable=SC2086  # RUN_ENV is a list of words
-        (cd "$dir" && env ${HCOMP_TEST_RUN_ENV:-} timeout -k 10 "$TIMEOUT" "$MPIEXEC" -n "$np" \
-            "$WORK/bin/$t" "${argv[@]}") 2>&1 || rc=$?
+        (cd "$dir" && env ${HCOMP_TEST_RUN_ENV:-} timeout -k 10 "$TIMEOUT" "${pre[@]}" "$MPIEXEC" \
+            -n "$np" "$WORK/bin/$t" "${argv[@]}") 2>&1 || rc=$?
     } > "$log" 2>&1 < /dev/null
     RESULT=0
     REASON=""
@@ -284,15 +294,20 @@ run_case() {
     fi
     local want=1 got
     [[ ${FLAGS[$t]} == *" all "* ]] && want=$np
-    got=$(grep -Ec "^[[:space:]]*${OK[$t]}[[:space:]]*\$" "$log" || true)
-    if [ "$got" -lt "$want" ]; then
-        RESULT=1
-        if [ "$want" -gt 1 ]; then
-            REASON="${REASON:+$REASON; }success line \"${OK[$t]}\" printed $got times, not by all $want ranks"
-        else
-            REASON="${REASON:+$REASON; }no success line \"${OK[$t]}\""
+    local line rest=${OK[$t]}
+    while [ -n "$rest" ]; do
+        line=${rest%% && *}
+        [ "$line" = "$rest" ] && rest="" || rest=${rest#* && }
+        got=$(grep -Ec "^[[:space:]]*${line}[[:space:]]*\$" "$log" || true)
+        if [ "$got" -lt "$want" ]; then
+            RESULT=1
+            if [ "$want" -gt 1 ]; then
+                REASON="${REASON:+$REASON; }success line \"$line\" printed $got times, not by all $want ranks"
+            else
+                REASON="${REASON:+$REASON; }no success line \"$line\""
+            fi
         fi
-    fi
+    done
     if tail -n +2 "$log" | grep -Eiq "$ERROR_RE"; then
         RESULT=1; REASON="${REASON:+$REASON; }reports errors"
     fi
