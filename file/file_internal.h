@@ -179,9 +179,6 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
 int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
 void hcomp_log_free(hcomp_file *f);
-/* The table of where each piece is stored, built again from the pieces (0, or -1 when
- * out of memory). */
-int hcomp_log_locations_rebuild(hcomp_file *f);
 
 /* file/log_state.c: the replayed state as bytes, for openers that share one replay */
 /* 0, or -1 (out of memory) */

@@ -266,14 +266,9 @@ int hcomp_log_state_import(hcomp_file *f, const unsigned char *p, size_t len)
     f->lost_at = c[4];
     f->tail_stats = c[5];
     f->size = c[6];
-    /* where each piece is stored (for the RELOCATE records still to come) */
-    if (hcomp_log_locations_rebuild(f) != 0) {
-        hcomp_log_free(f);      /* back to nothing replayed: the caller replays it all */
-        hcomp_extent_map_free(&f->map);
-        hcomp_extent_map_init(&f->map);
-        f->consumed = HCOMP_MAP_HEADER_SIZE;
-        f->generation = f->skipped = f->lost_records = f->lost_at = f->tail_stats = f->size = 0;
-        return -1;
-    }
+    /* where each piece is stored: built by the first RELOCATE record that comes */
+    free(f->loc);
+    f->loc = NULL;
+    f->loc_cap = f->loc_used = 0;
     return 0;
 }

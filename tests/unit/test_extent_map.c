@@ -315,16 +315,21 @@ static void check_model(const hcomp_extent_map *m, const int32_t *owner, const w
 
 /* batched: writes are collected and given to hcomp_extent_map_insert_batch in batches of
  * 1 to 400 (a truncate, or the batch's random size, ends a batch), as a replay of a
- * mapping file does; the model and the checks are the same */
-static void random_run(int batched)
+ * mapping file does; the model and the checks are the same. ordered: 63 writes in 64 go
+ * where the last one ended, a gap after it or a little back over it (batches in offset
+ * order that overlap nothing of their own are resolved without the sweep), the others
+ * anywhere */
+static void random_run(int batched, int ordered)
 {
-    uint64_t seed = batched ? 20261122 : 20240611;
+    uint64_t seed = ordered ? 20261125 : batched ? 20261122 : 20240611;
+    uint64_t next = 0;      /* ordered: where the next write goes, mostly */
+    int nops = ordered ? 3 * NOPS : NOPS;
     hcomp_extent *batch = malloc(400 * sizeof(*batch));
-    size_t nbatch = 0, batch_target = 1, batches = 0, max_batch = 0;
+    size_t nbatch = 0, batch_target = 1, batches = 0, max_batch = 0, in_order = 0;
     assert_non_null(batch);
     int32_t *owner = malloc(SPACE * sizeof(*owner));
     int32_t *scratch = malloc(SPACE * sizeof(*scratch));
-    write_info *w = calloc(NOPS, sizeof(*w));
+    write_info *w = calloc(nops, sizeof(*w));
     assert_non_null(owner);
     assert_non_null(scratch);
     assert_non_null(w);
@@ -334,7 +339,7 @@ static void random_run(int batched)
     hcomp_extent_map_init(&m);
     uint32_t nwrites = 0;
     size_t max_n = 0, truncates = 0;
-    for (int op = 0; op < NOPS; op++) {
+    for (int op = 0; op < nops; op++) {
         uint64_t r = rng(&seed);
         if (batched ? r % 1000 < 6 : r % 100 < 4) {     /* rarer when batched: longer batches */
             /* truncate, mostly near the end so the map stays populated */
@@ -362,7 +367,16 @@ static void random_run(int batched)
             else
                 len = 1 + rng(&seed) % 20000;
             uint64_t off = rng(&seed) % (SPACE - len + 1);
-            if (kind == 0 && m.n > 0) {     /* start exactly at an existing boundary */
+            if (ordered && rng(&seed) % 64 != 0) {  /* after the last write, or a gap on */
+                uint64_t how = rng(&seed) % 64;
+                off = next + (how < 4 ? rng(&seed) % 3000 : 0);
+                if (how == 4)                   /* a little back, over the last write */
+                    off = next - (next < 300 ? next : 1 + rng(&seed) % 300);
+                if (off + len > SPACE)
+                    off = 0;
+            }
+            next = off + len;
+            if (kind == 0 && m.n > 0 && !ordered) {     /* start exactly at a boundary */
                 const hcomp_extent *e = &m.v[rng(&seed) % m.n];
                 off = rng(&seed) % 2 ? e->off : e->off + e->len;
                 if (off + len > SPACE)
@@ -380,9 +394,13 @@ static void random_run(int batched)
             for (uint64_t b = off; b < off + len; b++)
                 owner[b] = (int32_t) id;
         }
-        if (batched && nbatch < batch_target && op + 1 < NOPS)
+        if (batched && nbatch < batch_target && op + 1 < nops)
             continue;
         if (nbatch > 0) {
+            size_t q = 1;
+            while (q < nbatch && batch[q].off >= batch[q - 1].off + batch[q - 1].len)
+                q++;
+            in_order += nbatch > 1 && q == nbatch;
             assert_int_equal(hcomp_extent_map_insert_batch(&m, batch, nbatch), 0);
             max_batch = nbatch > max_batch ? nbatch : max_batch;
             batches++;
@@ -395,9 +413,12 @@ static void random_run(int batched)
         check_model(&m, owner, w, scratch, op);
     }
     if (batched)    /* batches of few and of hundreds were both merged */
-        print_message("%zu batches, the largest %zu\n", batches, max_batch);
+        print_message("%zu batches, the largest %zu, %zu of several writes in offset order\n",
+                      batches, max_batch, in_order);
     if (batched)
-        assert_true(batches > 40 && max_batch > 200);
+        assert_true(batches > 30 && max_batch > 200);
+    if (ordered)    /* both ways of resolving a batch were taken */
+        assert_true(in_order > 10 && batches - in_order > 10);
     free(batch);
     /* the run did exercise a fragmented map and truncation */
     assert_true(max_n > 50);
@@ -411,13 +432,19 @@ static void random_run(int batched)
 static void test_random_against_model(void **state)
 {
     (void) state;
-    random_run(0);
+    random_run(0, 0);
 }
 
 static void test_random_batches_against_model(void **state)
 {
     (void) state;
-    random_run(1);
+    random_run(1, 0);
+}
+
+static void test_ordered_batches_against_model(void **state)
+{
+    (void) state;
+    random_run(1, 1);
 }
 
 /* A batch resolved among itself: the newest of overlapping extents wins, an older one
@@ -443,6 +470,28 @@ static void test_batch_hand_made(void **state)
     hcomp_extent_map_free(&m);
 }
 
+/* Neighbours in a batch that continue one piece join into one extent, whether the batch
+ * is in offset order (resolved as it is) or not (the sweep): the same map either way. */
+static void test_batch_joins_neighbours(void **state)
+{
+    (void) state;
+    const hcomp_extent in_order[] = {{0, 10, 1, 0}, {10, 10, 1, 10}, {20, 5, 2, 0},
+                                     {30, 5, 2, 5}, {35, 0, 3, 0}, {35, 5, 2, 10}};
+    const hcomp_extent shuffled[] = {{30, 5, 2, 5}, {0, 10, 1, 0}, {35, 5, 2, 10},
+                                     {20, 5, 2, 0}, {10, 10, 1, 10}};
+    for (int pass = 0; pass < 2; pass++) {
+        hcomp_extent_map m;
+        hcomp_extent_map_init(&m);
+        put(&m, 5, 100, 9, 0);
+        assert_int_equal(pass == 0 ? hcomp_extent_map_insert_batch(&m, in_order, 6)
+                                   : hcomp_extent_map_insert_batch(&m, shuffled, 5), 0);
+        /* 2's [20, 25) and [30, 40) do not touch; the old extent shows between them */
+        EXPECT(&m, {0, 20, 1, 0}, {20, 5, 2, 0}, {25, 5, 9, 20}, {30, 10, 2, 5},
+               {40, 65, 9, 35});
+        hcomp_extent_map_free(&m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +507,8 @@ int main(void)
         cmocka_unit_test(test_random_against_model),
         cmocka_unit_test(test_random_batches_against_model),
         cmocka_unit_test(test_batch_hand_made),
+        cmocka_unit_test(test_ordered_batches_against_model),
+        cmocka_unit_test(test_batch_joins_neighbours),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
