@@ -39,6 +39,7 @@ typedef struct hcomp_segment {
     char *node;          /* node that wrote it */
     int node_local;      /* on a node-local tier: readable only on that node */
     int fd;              /* read descriptor, opened on first use; -1 */
+    int indexed;         /* its pieces are in the location table (file_log.c) */
 } hcomp_segment;
 
 /* A stored piece named in the log. */

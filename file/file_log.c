@@ -28,6 +28,7 @@ static int add_segment(hcomp_file *f, uint64_t id, const char *tier, size_t tl, 
     s->path = path ? strndup(path, pl) : NULL;
     s->node = strdup("");
     s->node_local = 0;
+    s->indexed = 0;
     if (s->tier == NULL || (path && s->path == NULL) || s->node == NULL) {
         free(s->tier);
         free(s->path);
@@ -64,10 +65,11 @@ static int apply_segment(hcomp_file *f, const hcomp_map_record *r)
 }
 
 /* ---- where each piece is stored, for RELOCATE records ----------------------- */
-/* Built at the first RELOCATE record (a drain or a reclaim moved pieces), then kept up to
- * date: a file whose pieces never moved never needs it, and building it piece by piece
- * as they were replayed cost a quarter of a replay's time (a cache miss per piece in a
- * table of 16 bytes per piece). */
+/* Only the pieces of segments that pieces moved from (a drain empties a node-local
+ * tier's segments, a compaction old ones), indexed at the first RELOCATE from each, then
+ * kept up to date: a file whose pieces never moved never needs the table, and building it
+ * for every piece as it was replayed cost a quarter of a replay's time (a cache miss per
+ * piece). */
 
 static size_t loc_hash(uint32_t seg, uint64_t off, size_t cap)
 {
@@ -77,43 +79,36 @@ static size_t loc_hash(uint32_t seg, uint64_t off, size_t cap)
 
 static int loc_insert(hcomp_file *f, uint32_t idx);
 
+/* A table twice as large (at least 4 slots per indexed piece), every indexed piece
+ * entered again at its current place. */
 static int loc_grow(hcomp_file *f)
 {
+    size_t indexed = 0;
+    for (size_t i = 0; i < f->npieces; i++)
+        indexed += f->segs[f->pieces[i].seg].indexed;
     size_t cap = f->loc_cap ? f->loc_cap * 2 : 1024;
-    while (cap < 4 * (f->npieces + 1))
+    while (cap < 4 * (indexed + 1))
         cap *= 2;
-    uint32_t *old = f->loc;
-    size_t old_cap = f->loc_cap;
-    f->loc = calloc(cap, sizeof(*f->loc));
-    if (f->loc == NULL) {
-        f->loc = old;
+    uint32_t *fresh = calloc(cap, sizeof(*fresh));
+    if (fresh == NULL)
         return -1;
-    }
+    free(f->loc);
+    f->loc = fresh;
     f->loc_cap = cap;
     f->loc_used = 0;
-    free(old);
-    (void) old_cap;
-    for (size_t i = 0; i < f->npieces; i++)    /* every piece, at its current place */
+    for (size_t i = 0; i < f->npieces; i++)
         if (loc_insert(f, (uint32_t) i) != 0)
             return -1;
     return 0;
 }
 
-static int locations_build(hcomp_file *f)
-{
-    free(f->loc);
-    f->loc = NULL;
-    f->loc_cap = f->loc_used = 0;
-    return loc_grow(f);
-}
-
 static int loc_insert(hcomp_file *f, uint32_t idx)
 {
-    if (f->loc_cap == 0)
-        return 0;               /* not built: the first RELOCATE builds it */
-    if ((f->loc_used + 1) * 2 > f->loc_cap)
-        return loc_grow(f);     /* re-inserts every piece, idx included */
     const hcomp_piece *p = &f->pieces[idx];
+    if (!f->segs[p->seg].indexed)
+        return 0;
+    if ((f->loc_used + 1) * 2 > f->loc_cap)
+        return loc_grow(f);     /* re-inserts every indexed piece, idx included */
     size_t h = loc_hash(p->seg, p->seg_off, f->loc_cap);
     while (f->loc[h] != 0)
         h = (h + 1) & (f->loc_cap - 1);
@@ -145,8 +140,13 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
         return 0;       /* nothing known there: nothing moves */
     if (to < 0 && (to = add_segment(f, r->u.reloc.new_seg, "?", 1, NULL, 0)) < 0)
         return -1;
-    if (f->loc_cap == 0 && locations_build(f) != 0)
-        return -1;
+    if (!f->segs[from].indexed) {   /* the first move from there: index its pieces */
+        f->segs[from].indexed = 1;
+        if (loc_grow(f) != 0) {
+            f->segs[from].indexed = 0;
+            return -1;
+        }
+    }
     int64_t idx = loc_find(f, (uint32_t) from, r->u.reloc.old_off);
     if (idx < 0)
         return 0;

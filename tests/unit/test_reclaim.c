@@ -143,6 +143,51 @@ static void test_random_overwrites_then_compact(void **state)
     free(model);
 }
 
+/* Pieces that move, by two kinds of record in one log: drained at close from the
+ * node-local tier to the shared one, then copied by a compaction (segments mostly dead
+ * after an overwrite). A fresh open replays both (the table of where pieces are is built
+ * for a segment at the first move from it), and so does an opener handed another's
+ * replayed state. */
+static void test_pieces_moved_twice(void **state)
+{
+    fixture *fx = *state;
+    write_config(fx, "16MiB");
+    set_opt(fx, "hcomp_reclaim", "never");
+    set_opt(fx, "hcomp_drain", "close");
+    char path[PATH_MAX];
+    file_path(fx, "twice", path, sizeof(path));
+    const uint64_t len = 6 * MIB;
+    unsigned char *model = text_data(len, 11);
+    write_session(fx, path, model, len, 0);     /* most on "fast", drained at close */
+    unsigned char *over = random_data(len, 5);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR);
+    for (uint64_t off = 0; off < len; off += 512 * KIB)    /* most of it, not all */
+        if ((off / (512 * KIB)) % 4 != 1) {
+            pwrite_ok(f, over + off, 512 * KIB, off);
+            memcpy(model + off, over + off, 512 * KIB);
+        }
+    close_ok(f);
+    hcomp_reclaim_result r = compact_ok(fx, path);
+    assert_true(r.ran);
+    expect_file(fx, path, model, len);
+    /* a state replayed by one handle, imported by another */
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    void *st = NULL;
+    size_t stlen = 0;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_export_state(f, &st, &stlen, &err), HCOMP_OK);
+    close_ok(f);
+    hcomp_file *g = NULL;
+    if (hcomp_file_open_with_state(path, HCOMP_O_RDONLY, 0, 1, fx->opts, st, stlen, &g, &err) !=
+        HCOMP_OK)
+        fail_msg("open with state: %s", err.msg);
+    expect_bytes(g, model, len, 0);
+    close_ok(g);
+    free(st);
+    free(over);
+    free(model);
+}
+
 /* A segment whose every piece was overwritten is removed; one mostly dead is compacted
  * (its live pieces copied, then it is removed); one mostly live has its dead pieces
  * punched out. */
@@ -370,6 +415,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_checkpoint_loop, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pieces_moved_twice, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_overwrites_then_compact, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_segments_removed_compacted_punched, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_compaction, reclaim_setup, teardown),
