@@ -89,7 +89,11 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         snprintf(threads, sizeof(threads), "%ld", n > 0 && cores > n ? cores / n : 1);
         (void) hcomp_options_set(opts, "hcomp_threads", threads, &err);
     }
-    /* in a collective open, start from the state one process replayed for all */
+    /* in a collective open, start from the state one process replayed for all; without
+     * one, a reader replays the log when it first reads (a collective read's processes
+     * that aggregate nothing never do) */
+    if ((flags & HCOMP_O_RDONLY) && st->replay_state == NULL)
+        flags |= HCOMP_O_LAZY;
     int rc = st->replay_state != NULL
         ? hcomp_file_open_with_state(fd->filename, flags, perm, nprocs, opts, st->replay_state,
                                      st->replay_len, &st->file, &err)

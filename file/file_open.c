@@ -293,7 +293,10 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
     }
     if ((rc = load_header(f, err)) == HCOMP_OK && state != NULL)
         (void) hcomp_log_state_import(f, state, state_len);    /* refused: replayed here */
-    if (rc != HCOMP_OK || (rc = hcomp_log_refresh(f, err)) != HCOMP_OK) {
+    /* every call that reads the replayed state refreshes it first (a lazy reader's first
+     * one replays the whole log); writers need it for what their writes overwrite */
+    int lazy = (flags & HCOMP_O_LAZY) && !f->writable;
+    if (rc != HCOMP_OK || (!lazy && (rc = hcomp_log_refresh(f, err)) != HCOMP_OK)) {
         file_free(f);
         return rc;
     }

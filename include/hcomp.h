@@ -46,7 +46,12 @@ enum hcomp_open_flags {
     HCOMP_O_WRONLY = 2,
     HCOMP_O_RDWR = 4,
     HCOMP_O_CREAT = 8,
-    HCOMP_O_EXCL = 16
+    HCOMP_O_EXCL = 16,
+    /* read-only: the mapping log is replayed by the first call that needs it (a read, a
+     * size, an export of the state) instead of by the open, so that a process that never
+     * reads (a collective read's non-aggregators) never replays it; with a write mode it
+     * changes nothing */
+    HCOMP_O_LAZY = 32
 };
 
 typedef struct hcomp_file hcomp_file;

@@ -12,7 +12,9 @@
  *   number of ranks): only open and read it (write_s=0)
  * RESULT: pieces, bytes, write_s, open_s (MPI_File_open alone), read_s (open..close),
  *         open_read_bytes (what all ranks read with read(2) and pread(2) during the
- *         MPI_File_open, from /proc/self/io: the mapping log, and the file's first bytes) */
+ *         MPI_File_open, from /proc/self/io: the mapping log, and the file's first bytes),
+ *         read_bytes (the same from the open to the close: a reader that replays the log at
+ *         its first read reads it there) */
 #include "wl_common.h"
 
 #include <stdlib.h>
@@ -92,11 +94,13 @@ int main(int argc, char **argv)
     }
     wl_close(&c, &fh);
     double t_read = wl_sync_time() - t0;
+    long long my_all = rchar() - r0, all_read = 0;
+    MPI_Reduce(&my_all, &all_read, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 
     wl_result_begin("pieces", &c);
     wl_result_kv("pieces=%lld size=%lld bytes=%lld", pieces, size, pieces * size);
-    wl_result_kv("write_s=%.6f open_s=%.6f read_s=%.6f open_read_bytes=%lld", t_write, t_open,
-                 t_read, open_read);
+    wl_result_kv("write_s=%.6f open_s=%.6f read_s=%.6f open_read_bytes=%lld read_bytes=%lld",
+                 t_write, t_open, t_read, open_read, all_read);
     wl_result_end();
     free(buf);
     free(back);

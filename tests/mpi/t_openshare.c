@@ -5,7 +5,9 @@
  * with hcomp_write_buffer=0, a collective write over them, a truncation, a growth), close
  * it, then open it collectively with hcomp_open_replay=shared, =each and =auto; every
  * rank reads the whole file and compares it with the model, and with what it reads
- * through an open of its own (MPI_COMM_SELF, which replays the log itself). hcomp: only.
+ * through an open of its own (MPI_COMM_SELF, which replays the log itself). Without a
+ * shared replay a reader replays the log at its first read or size query, so in a
+ * collective read through one aggregator only that one reads the log. hcomp: only.
  *
  *   t_openshare TARGET [CONFIG] */
 #include "tcommon.h"
@@ -70,11 +72,17 @@ static void run(const tctx *t)
             TASSERT(all < sb.st_size * 3 / 2, "[shared] %d ranks read %lld bytes opening a file "
                     "whose mapping file has %lld: not one replay for all", P, all,
                     (long long)sb.st_size);
+        /* each: a reader replays the log when it first needs it, not at the open */
         if (m == 1)
-            TASSERT(all >= (long long)P * sb.st_size, "[each] %d ranks read %lld bytes, mapping "
-                    "file %lld", P, all, (long long)sb.st_size);
+            TASSERT(all < sb.st_size / 2, "[each] %d ranks read %lld bytes opening a file whose "
+                    "mapping file has %lld: the open replayed it", P, all, (long long)sb.st_size);
         TASSERT(t_get_size(fh) == (MPI_Offset)size, "[%s] size %lld, want %llu", modes[m],
                 (long long)t_get_size(fh), (unsigned long long)size);
+        mine = rchar() - r0;
+        MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (m == 1)
+            TASSERT(all >= (long long)P * sb.st_size, "[each] %d ranks read %lld bytes by their "
+                    "first size query, mapping file %lld", P, all, (long long)sb.st_size);
         memset(got, 0xEE, size);
         TCHK(MPI_File_read_at(fh, 0, got, (int)size, MPI_BYTE, &st));
         TEXPECT_BYTES(got, exp, size, 0, t_fmt("[%s] the whole file, collective open", modes[m]));
@@ -88,6 +96,25 @@ static void run(const tctx *t)
         TCHK(MPI_File_close(&fh));
         MPI_Info_free(&mi);
     }
+    /* each, read collectively through one aggregator: the other ranks never replay the
+     * log, and every rank gets its part */
+    MPI_Info ci = t_info(t, "hcomp_open_replay", "each", "cb_nodes", "1", "romio_cb_read",
+                         "enable", NULL);
+    struct stat sb;
+    TASSERT(stat(t->path, &sb) == 0, "stat %s", t->path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long long c0 = rchar();
+    fh = t_open(t, t->target, MPI_MODE_RDONLY, ci);
+    uint64_t part = size / (uint64_t)P, at = (uint64_t)r * part;
+    memset(got, 0xEE, part);
+    TCHK(MPI_File_read_at_all(fh, (MPI_Offset)at, got, (int)part, MPI_BYTE, &st));
+    TEXPECT_BYTES(got, exp + at, part, at, "[each] a collective read through one aggregator");
+    TCHK(MPI_File_close(&fh));
+    int replayed = rchar() - c0 >= (long long)sb.st_size, replayers = 0;
+    MPI_Allreduce(&replayed, &replayers, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    TASSERT(replayers == 1, "[each] %d of %d ranks replayed the log for a collective read with "
+            "one aggregator (want 1: the others read nothing of the file)", replayers, P);
+    MPI_Info_free(&ci);
     /* a writable collective open from a shared replay goes on writing correctly */
     MPI_Info wi = t_info(t, "hcomp_open_replay", "shared", "hcomp_write_buffer", "0", NULL);
     fh = t_open(t, t->target, MPI_MODE_RDWR, wi);

@@ -918,6 +918,78 @@ static void test_readonly_handle(void **state)
     close_ok(f);
 }
 
+/* len bytes of data written to a new file in writes of 16 KiB (a log of many records) */
+static void write_session_pieces(fixture *fx, const char *path, const unsigned char *data,
+                                 uint64_t len)
+{
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    for (uint64_t off = 0; off < len; off += 16 * KIB)
+        pwrite_ok(f, data + off, len - off < 16 * KIB ? len - off : 16 * KIB, off);
+    close_ok(f);
+}
+
+/* bytes this process has read (rchar of /proc/self/io) */
+static long long bytes_read_so_far(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[128];
+    long long v = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "rchar: %lld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* HCOMP_O_LAZY: a read-only handle replays nothing at open (it reads no more than the
+ * header), then its first read, size or export replays the log as it is then, writes made
+ * after the open included; with a write mode the flag changes nothing. */
+static void test_lazy_reader(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_piece_size", "65536");
+    char path[PATH_MAX];
+    file_path(fx, "lazy", path, sizeof(path));
+    const uint64_t len = 2 * MIB;
+    unsigned char *d = text_data(len, 3), *later = random_data(100000, 9);
+    write_session_pieces(fx, path, d, len);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    long long r0 = bytes_read_so_far();
+    hcomp_file *lz = open_file(fx, path, HCOMP_O_RDONLY | HCOMP_O_LAZY);
+    long long at_open = bytes_read_so_far() - r0;
+    if (at_open >= sb.st_size / 2)
+        fail_msg("a lazy open read %lld bytes of a %lld-byte mapping file", at_open,
+                 (long long) sb.st_size);
+    /* written after the lazy open, before its first use */
+    hcomp_file *w = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_LAZY);
+    pwrite_ok(w, later, 100000, len - 50000);
+    close_ok(w);
+    memcpy(d + len - 50000, later, 50000);
+    assert_true(size_of(lz) == len + 50000);
+    assert_true(bytes_read_so_far() - r0 >= sb.st_size);
+    expect_bytes(lz, d, len - 50000, 0);
+    expect_bytes(lz, later, 100000, len - 50000);
+    close_ok(lz);
+    /* a lazy handle exports the state of the whole log */
+    lz = open_file(fx, path, HCOMP_O_RDONLY | HCOMP_O_LAZY);
+    void *st = NULL;
+    size_t stlen = 0;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_export_state(lz, &st, &stlen, &err), HCOMP_OK);
+    close_ok(lz);
+    hcomp_file *g = NULL;
+    if (hcomp_file_open_with_state(path, HCOMP_O_RDONLY, 0, 1, fx->opts, st, stlen, &g, &err) !=
+        HCOMP_OK)
+        fail_msg("open with state: %s", err.msg);
+    expect_bytes(g, later, 100000, len - 50000);
+    close_ok(g);
+    free(st);
+    free(d);
+    free(later);
+}
+
 static void test_missing_tier_dir(void **state)
 {
     fixture *fx = *state;
@@ -1081,6 +1153,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lazy_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_tier_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_piece, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_segment, setup, teardown),
