@@ -64,6 +64,9 @@ static int apply_segment(hcomp_file *f, const hcomp_map_record *r)
     return 0;
 }
 
+/* what a refresh keeps of its buffers for the next one */
+#define LOG_BUFFER_KEPT (4u << 20)
+
 /* ---- where each piece is stored, for RELOCATE records ----------------------- */
 /* Only the pieces of segments that pieces moved from (a drain empties a node-local
  * tier's segments, a compaction old ones), indexed at the first RELOCATE from each, then
@@ -263,6 +266,18 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
     if (rc == 0)
         rc = flush_replayed(f);
     f->nreplayed = 0;
+    /* a whole log read at open (96 MB for a million pieces) is not kept for the handle's
+     * life: later refreshes read tails of a few records */
+    if (f->logbuf_cap > LOG_BUFFER_KEPT) {
+        free(f->logbuf);
+        f->logbuf = NULL;
+        f->logbuf_cap = 0;
+    }
+    if (f->replayed_cap * sizeof(*f->replayed) > LOG_BUFFER_KEPT) {
+        free(f->replayed);
+        f->replayed = NULL;
+        f->replayed_cap = 0;
+    }
     if (rc != 0)    /* consumed stays: the next refresh replays these records again */
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the mapping file",
                           f->path);
