@@ -10,7 +10,8 @@
  * Properties: open read-only, size and pread succeed or fail with a documented code and
  * a message (never "out of memory" on these small inputs); the size is stable; a read
  * returns exactly min(len, size - off) bytes; reading a range whole and in two parts,
- * and again, gives the same bytes (the one-piece cache is consistent). */
+ * and again, gives the same bytes (the one-piece cache is consistent); a lazy reader
+ * (HCOMP_O_LAZY) opens where the reader did and gives the same size and first bytes. */
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 #include "hcomp.h"
@@ -155,6 +156,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             read_checks(f, s1, s1 > 4096 ? s1 - 4096 : 0, 5000);
             read_range(f, s1, s1, 10, b1);                  /* at the end: 0 bytes */
         }
+        /* a lazy reader replays at its first call: the same size and bytes */
+        hcomp_file *g = NULL;
+        int l = hcomp_file_open("map", HCOMP_O_RDONLY | HCOMP_O_LAZY, 0, 1, NULL, &g, &err);
+        check_code(l, &err, "lazy open");
+        CHECK(l == HCOMP_OK, "a lazy open failed where the open succeeded: %s", err.msg);
+        uint64_t s3 = 0;
+        int c = hcomp_file_size(g, &s3, &err);
+        check_code(c, &err, "lazy size");
+        CHECK(c == a && s3 == s1, "a lazy reader's size: %d %llu, the reader's %d %llu", c,
+              (unsigned long long) s3, a, (unsigned long long) s1);
+        if (a == HCOMP_OK) {
+            uint64_t n = s1 < sizeof(b1) ? s1 : sizeof(b1), g1 = 0, g2 = 0;
+            int x = hcomp_file_pread(f, b1, n, 0, &g1, &err);
+            int y = hcomp_file_pread(g, b2, n, 0, &g2, &err);
+            CHECK(x == y && g1 == g2 && (x != HCOMP_OK || memcmp(b1, b2, n) == 0),
+                  "a lazy reader reads %d/%llu, the reader %d/%llu (or other bytes)", y,
+                  (unsigned long long) g2, x, (unsigned long long) g1);
+        }
+        check_code(hcomp_file_close(g, &err), &err, "lazy close");
         rc = hcomp_file_close(f, &err);
         check_code(rc, &err, "close");
     }
