@@ -11,20 +11,8 @@
  *
  *   t_openshare TARGET [CONFIG] */
 #include "tcommon.h"
+#include "../proc_io.h"
 
-/* bytes this process has read with read(2) and the like (rchar) */
-static long long rchar(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    char line[128];
-    long long v = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "rchar: %lld", &v) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return v;
-}
 
 #define REC 1000
 #define NREC 600
@@ -63,9 +51,9 @@ static void run(const tctx *t)
         struct stat sb;
         TASSERT(stat(t->path, &sb) == 0, "stat %s", t->path);
         MPI_Barrier(MPI_COMM_WORLD);
-        long long r0 = rchar();
+        long long r0 = proc_bytes_read();
         fh = t_open(t, t->target, MPI_MODE_RDONLY, mi);
-        long long mine = rchar() - r0, all = 0;
+        long long mine = proc_bytes_read() - r0, all = 0;
         MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         /* shared: the log is read once in all (plus a few headers), not once per rank */
         if (m == 0 && P > 1)
@@ -78,7 +66,7 @@ static void run(const tctx *t)
                     "mapping file has %lld: the open replayed it", P, all, (long long)sb.st_size);
         TASSERT(t_get_size(fh) == (MPI_Offset)size, "[%s] size %lld, want %llu", modes[m],
                 (long long)t_get_size(fh), (unsigned long long)size);
-        mine = rchar() - r0;
+        mine = proc_bytes_read() - r0;
         MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (m == 1)
             TASSERT(all >= (long long)P * sb.st_size, "[each] %d ranks read %lld bytes by their "
@@ -103,14 +91,14 @@ static void run(const tctx *t)
     struct stat sb;
     TASSERT(stat(t->path, &sb) == 0, "stat %s", t->path);
     MPI_Barrier(MPI_COMM_WORLD);
-    long long c0 = rchar();
+    long long c0 = proc_bytes_read();
     fh = t_open(t, t->target, MPI_MODE_RDONLY, ci);
     uint64_t part = size / (uint64_t)P, at = (uint64_t)r * part;
     memset(got, 0xEE, part);
     TCHK(MPI_File_read_at_all(fh, (MPI_Offset)at, got, (int)part, MPI_BYTE, &st));
     TEXPECT_BYTES(got, exp + at, part, at, "[each] a collective read through one aggregator");
     TCHK(MPI_File_close(&fh));
-    int replayed = rchar() - c0 >= (long long)sb.st_size, replayers = 0;
+    int replayed = proc_bytes_read() - c0 >= (long long)sb.st_size, replayers = 0;
     MPI_Allreduce(&replayed, &replayers, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     TASSERT(replayers == 1, "[each] %d of %d ranks replayed the log for a collective read with "
             "one aggregator (want 1: the others read nothing of the file)", replayers, P);

@@ -26,6 +26,7 @@
 #include "tiers/piece_header.h"
 
 #include "file_fixture.h"
+#include "../proc_io.h"
 
 /* ---- round trips ----------------------------------------------------------------------- */
 
@@ -928,20 +929,6 @@ static void write_session_pieces(fixture *fx, const char *path, const unsigned c
     close_ok(f);
 }
 
-/* bytes this process has read (rchar of /proc/self/io) */
-static long long bytes_read_so_far(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    char line[128];
-    long long v = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "rchar: %lld", &v) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return v;
-}
-
 /* HCOMP_O_LAZY: a read-only handle replays nothing at open (it reads no more than the
  * header), then its first read, size or export replays the log as it is then, writes made
  * after the open included; with a write mode the flag changes nothing. */
@@ -956,9 +943,9 @@ static void test_lazy_reader(void **state)
     write_session_pieces(fx, path, d, len);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
-    long long r0 = bytes_read_so_far();
+    long long r0 = proc_bytes_read();
     hcomp_file *lz = open_file(fx, path, HCOMP_O_RDONLY | HCOMP_O_LAZY);
-    long long at_open = bytes_read_so_far() - r0;
+    long long at_open = proc_bytes_read() - r0;
     if (at_open >= sb.st_size / 2)
         fail_msg("a lazy open read %lld bytes of a %lld-byte mapping file", at_open,
                  (long long) sb.st_size);
@@ -968,7 +955,7 @@ static void test_lazy_reader(void **state)
     close_ok(w);
     memcpy(d + len - 50000, later, 50000);
     assert_true(size_of(lz) == len + 50000);
-    assert_true(bytes_read_so_far() - r0 >= sb.st_size);
+    assert_true(proc_bytes_read() - r0 >= sb.st_size);
     expect_bytes(lz, d, len - 50000, 0);
     expect_bytes(lz, later, 100000, len - 50000);
     close_ok(lz);

@@ -1,0 +1,23 @@
+/* What this process has read, for tests that check how much of a file an operation read
+ * (the unit tests and the MPI tests include it; the benchmarks have their own). */
+#ifndef HCOMP_TESTS_PROC_IO_H
+#define HCOMP_TESTS_PROC_IO_H
+
+#include <stdio.h>
+
+/* bytes this process has read with read(2), pread(2) and the like (rchar of
+ * /proc/self/io), or -1 */
+static inline long long proc_bytes_read(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[128];
+    long long v = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "rchar: %lld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+#endif
