@@ -9,7 +9,7 @@
  * independent in unaligned chunks, collective with unaligned rank boundaries, in turn;
  * each variable in a call of its own, as applications write their fields); after each,
  * rank 0 checks the blocks allocated to the tiers and the mapping file (within 1.2x of
- * the first checkpoint's) and the first tier's share (a 7 MiB tier: at least 3/4 of what
+ * the first checkpoint's) and the first tier's share (a 7 MiB tier: at least half of what
  * the first checkpoint put there; without reclaiming, the second would spill to the
  * second tier all but 1 MiB).
  * Phase 2 (2 ranks or more): the last rank reads the whole file in a loop, in opens of
@@ -131,8 +131,13 @@ int main(int argc, char **argv)
             }
             TASSERT(fp * 5 <= first * 6, "checkpoint %u: %llu bytes allocated, %llu after the "
                     "first", gen, (unsigned long long)fp, (unsigned long long)first);
-            /* (without reclaiming the second would put at most 1 MiB there: a sixth) */
-            TASSERT(fast * 4 >= first_fast * 3, "checkpoint %u: the first tier holds %llu "
+            /* (without reclaiming the second would put at most 1 MiB there: a sixth). With
+             * 4 writers on 2 cores, how much of a rewrite finds the room of what it replaces
+             * depends on when each task's overwritten pieces are punched out relative to the
+             * next placement: 63% to 100% of the first checkpoint's share was seen (the
+             * library of 2026-11-25 morning too), so the bound is half, three times what no
+             * reclaiming leaves */
+            TASSERT(fast * 2 >= first_fast, "checkpoint %u: the first tier holds %llu "
                     "bytes, %llu after the first: the dead pieces kept its room", gen,
                     (unsigned long long)fast, (unsigned long long)first_fast);
         }
