@@ -82,14 +82,16 @@ static size_t loc_hash(uint32_t seg, uint64_t off, size_t cap)
 
 static int loc_insert(hcomp_file *f, uint32_t idx);
 
-/* A table twice as large (at least 4 slots per indexed piece), every indexed piece
- * entered again at its current place. */
-static int loc_grow(hcomp_file *f)
+/* The table built again, every indexed piece entered at its current place (the entries
+ * of pieces that moved away are dropped): at least 4 slots per indexed piece, and twice
+ * the slots when it filled up (twice the slots for every segment indexed would double it
+ * for each of a compaction's many segments). */
+static int loc_grow(hcomp_file *f, int filled)
 {
     size_t indexed = 0;
     for (size_t i = 0; i < f->npieces; i++)
         indexed += f->segs[f->pieces[i].seg].indexed;
-    size_t cap = f->loc_cap ? f->loc_cap * 2 : 1024;
+    size_t cap = filled && f->loc_cap ? f->loc_cap * 2 : 1024;
     while (cap < 4 * (indexed + 1))
         cap *= 2;
     uint32_t *fresh = calloc(cap, sizeof(*fresh));
@@ -111,7 +113,7 @@ static int loc_insert(hcomp_file *f, uint32_t idx)
     if (!f->segs[p->seg].indexed)
         return 0;
     if ((f->loc_used + 1) * 2 > f->loc_cap)
-        return loc_grow(f);     /* re-inserts every indexed piece, idx included */
+        return loc_grow(f, 1);  /* re-inserts every indexed piece, idx included */
     size_t h = loc_hash(p->seg, p->seg_off, f->loc_cap);
     while (f->loc[h] != 0)
         h = (h + 1) & (f->loc_cap - 1);
@@ -145,7 +147,7 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
         return -1;
     if (!f->segs[from].indexed) {   /* the first move from there: index its pieces */
         f->segs[from].indexed = 1;
-        if (loc_grow(f) != 0) {
+        if (loc_grow(f, 0) != 0) {
             f->segs[from].indexed = 0;
             return -1;
         }

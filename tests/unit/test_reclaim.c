@@ -188,6 +188,35 @@ static void test_pieces_moved_twice(void **state)
     free(model);
 }
 
+/* A compaction that moves pieces out of many segments (one per writing session): the
+ * replay indexes each of them at its first move, without growing its table for each
+ * (doubling it per segment made a 40-segment file's replay run out of memory). */
+static void test_compaction_of_many_segments(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");
+    char path[PATH_MAX];
+    file_path(fx, "many", path, sizeof(path));
+    const unsigned nseg = 40;
+    const uint64_t piece = 256 * KIB, chunk = 4 * piece, len = nseg * chunk;
+    unsigned char *model = text_data(len, 21);
+    for (unsigned k = 0; k < nseg; k++)         /* a segment each, of 4 pieces */
+        write_session(fx, path, model + k * chunk, chunk, k * chunk);
+    unsigned char *over = random_data(len, 8);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR);
+    for (unsigned k = 0; k < nseg; k++) {       /* 3 pieces of 4: each segment mostly dead */
+        uint64_t at = k * chunk + piece;
+        pwrite_ok(f, over + at, 3 * piece, at);
+        memcpy(model + at, over + at, 3 * piece);
+    }
+    close_ok(f);
+    hcomp_reclaim_result r = compact_ok(fx, path);
+    assert_true(r.ran);
+    expect_file(fx, path, model, len);
+    free(over);
+    free(model);
+}
+
 /* A segment whose every piece was overwritten is removed; one mostly dead is compacted
  * (its live pieces copied, then it is removed); one mostly live has its dead pieces
  * punched out. */
@@ -416,6 +445,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_checkpoint_loop, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_pieces_moved_twice, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_of_many_segments, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_overwrites_then_compact, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_segments_removed_compacted_punched, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_compaction, reclaim_setup, teardown),
