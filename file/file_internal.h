@@ -101,6 +101,7 @@ struct hcomp_file {
     uint64_t size;
     uint32_t *loc;             /* hash of piece locations (segment, offset) -> piece + 1 */
     size_t loc_cap, loc_used;
+    int loc_segments, loc_all; /* segments indexed one by one; then all of them (file_log.c) */
     unsigned char *logbuf;
     size_t logbuf_cap;
 

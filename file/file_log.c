@@ -69,10 +69,17 @@ static int apply_segment(hcomp_file *f, const hcomp_map_record *r)
 
 /* ---- where each piece is stored, for RELOCATE records ----------------------- */
 /* Only the pieces of segments that pieces moved from (a drain empties a node-local
- * tier's segments, a compaction old ones), indexed at the first RELOCATE from each, then
- * kept up to date: a file whose pieces never moved never needs the table, and building it
- * for every piece as it was replayed cost a quarter of a replay's time (a cache miss per
- * piece). */
+ * tier's segments), indexed at the first RELOCATE from each, then kept up to date: a file
+ * whose pieces never moved never needs the table, and building it for every piece as it
+ * was replayed cost a quarter of a replay's time (a cache miss per piece). Each segment
+ * indexed costs a pass over all pieces, so past a few (a compaction moves pieces out of
+ * many) every segment is indexed at once. */
+#define LOC_SEGMENTS_ONE_BY_ONE 4
+
+static int seg_indexed(const hcomp_file *f, uint32_t seg)
+{
+    return f->loc_all || f->segs[seg].indexed;
+}
 
 static size_t loc_hash(uint32_t seg, uint64_t off, size_t cap)
 {
@@ -90,7 +97,7 @@ static int loc_grow(hcomp_file *f, int filled)
 {
     size_t indexed = 0;
     for (size_t i = 0; i < f->npieces; i++)
-        indexed += f->segs[f->pieces[i].seg].indexed;
+        indexed += seg_indexed(f, f->pieces[i].seg);
     size_t cap = filled && f->loc_cap ? f->loc_cap * 2 : 1024;
     while (cap < 4 * (indexed + 1))
         cap *= 2;
@@ -110,7 +117,7 @@ static int loc_grow(hcomp_file *f, int filled)
 static int loc_insert(hcomp_file *f, uint32_t idx)
 {
     const hcomp_piece *p = &f->pieces[idx];
-    if (!f->segs[p->seg].indexed)
+    if (!seg_indexed(f, p->seg))
         return 0;
     if ((f->loc_used + 1) * 2 > f->loc_cap)
         return loc_grow(f, 1);  /* re-inserts every indexed piece, idx included */
@@ -145,12 +152,18 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
         return 0;       /* nothing known there: nothing moves */
     if (to < 0 && (to = add_segment(f, r->u.reloc.new_seg, "?", 1, NULL, 0)) < 0)
         return -1;
-    if (!f->segs[from].indexed) {   /* the first move from there: index its pieces */
-        f->segs[from].indexed = 1;
+    if (!seg_indexed(f, (uint32_t) from)) {     /* the first move from there */
+        int all = f->loc_segments >= LOC_SEGMENTS_ONE_BY_ONE;
+        if (all)
+            f->loc_all = 1;
+        else
+            f->segs[from].indexed = 1;
         if (loc_grow(f, 0) != 0) {
+            f->loc_all = 0;
             f->segs[from].indexed = 0;
             return -1;
         }
+        f->loc_segments++;
     }
     int64_t idx = loc_find(f, (uint32_t) from, r->u.reloc.old_off);
     if (idx < 0)
@@ -333,6 +346,7 @@ void hcomp_log_free(hcomp_file *f)
     free(f->loc);
     f->loc = NULL;
     f->loc_cap = 0;
+    f->loc_segments = f->loc_all = 0;
     free(f->pieces);
     free(f->logbuf);
     hcomp_extent_map_free(&f->map);

@@ -270,5 +270,6 @@ int hcomp_log_state_import(hcomp_file *f, const unsigned char *p, size_t len)
     free(f->loc);
     f->loc = NULL;
     f->loc_cap = f->loc_used = 0;
+    f->loc_segments = f->loc_all = 0;
     return 0;
 }
