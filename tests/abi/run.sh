@@ -20,6 +20,14 @@
 #                 that LD_LIBRARY_PATH: must exit 0, print "hdf5_hcomp: OK",
 #                 have loaded MPI from PREFIX/lib, and leave an hcomp mapping
 #                 file (starts with "HCOMPMAP")
+#   life np=3/4   tests/abi/hdf5_life.c (built the same way): a file's life after
+#                 its first write (create; reopen read-write to extend, rewrite,
+#                 flush and unlink, three times; reopen read-only and check every
+#                 value, whole and in strided parts; every rank alone at once),
+#                 run on hcomp:<tmp>/life.h5 and on ufs:<tmp>/life-ufs.h5; both
+#                 must print "hdf5_life: OK", and the hcomp file exported with
+#                 `hcomp export` must have the ufs: file's size and h5dump output;
+#                 np=4 with metadata read and written collectively and alignment
 #   control       the same program without PREFIX/lib (Debian's MPICH, which
 #                 has no hcomp driver) must refuse the hcomp: file: exit
 #                 non-zero with ROMIO's "unsupported file system" error
@@ -155,6 +163,14 @@ else
     fail "build hdf5_plain (h5pcc.mpich -shlib)" "$WORK/build-plain.log"
     PBIN=""
 fi
+LBIN=$WORK/hdf5_life
+if (cd "$WORK" && env -u LD_LIBRARY_PATH "$H5PCC" -shlib -O2 -Wall -Wextra -o "$LBIN" \
+        "$(dirname "$SRC")/hdf5_life.c" -lm) > "$WORK/build-life.log" 2>&1; then
+    pass "build hdf5_life (h5pcc.mpich -shlib)"
+else
+    fail "build hdf5_life (h5pcc.mpich -shlib)" "$WORK/build-life.log"
+    LBIN=""
+fi
 { echo "NEEDED by hdf5_hcomp:"; objdump -p "$BIN" | awk '/NEEDED|RPATH|RUNPATH/ { print "  " $0 }'; } > "$WORK/needed.txt"
 if ! grep -q 'NEEDED.*libmpich\.so\.12' "$WORK/needed.txt"; then
     fail "build: hdf5_hcomp does not link libmpich.so.12 directly" "$WORK/needed.txt"
@@ -248,6 +264,53 @@ for np in 2 4; do
         fail "plain np=$np ($how): $why" "$log"
     fi
 done
+
+# ---- the life of a file: checkpoints, partial reads; the same on ufs: ------------
+# life NP WHAT [VAR=value]: hdf5_life on hcomp: and ufs: with NP ranks, then compared
+life() {
+    local np=$1 what=$2 dir=$WORK/life-np$1 why="" fs name log rc a b
+    shift 2
+    mkdir -p "$dir"
+    for fs in hcomp ufs; do
+        name=$dir/life.h5
+        [ "$fs" = ufs ] && name=$dir/life-ufs.h5
+        log=$WORK/life-np$np-$fs.log
+        rc=0
+        {
+            echo "\$ LD_LIBRARY_PATH=$HCOMP_LDPATH $* mpiexec -n $np hdf5_life $fs:$name"
+            env LD_LIBRARY_PATH="$HCOMP_LDPATH" "$@" timeout -k 10 "$TIMEOUT" \
+                "$MPIEXEC" -n "$np" "$LBIN" "$fs:$name" < /dev/null 2>&1 || rc=$?
+        } > "$log" 2>&1
+        [ $rc -eq 0 ] || why="${why:+$why; }$fs: exit status $rc"
+        grep -qx 'hdf5_life: OK' "$log" || why="${why:+$why; }$fs: no \"hdf5_life: OK\""
+        [ -n "$why" ] && break
+    done
+    if [ -z "$why" ]; then
+        [ "$(head -c 8 "$dir/life.h5")" = HCOMPMAP ] || why="$dir/life.h5 is not an hcomp file"
+        log=$WORK/life-np$np-export.log
+        LD_LIBRARY_PATH=$HCOMP_LDPATH "$PREFIX/bin/hcomp" export "$dir/life.h5" \
+            "$dir/exported.h5" > "$log" 2>&1 || why="${why:+$why; }hcomp export failed"
+    fi
+    if [ -z "$why" ]; then
+        a=$(stat -c %s "$dir/life-ufs.h5") b=$(stat -c %s "$dir/exported.h5")
+        [ "$a" = "$b" ] || why="the hcomp file holds $b bytes, the ufs: one $a"
+        log=$WORK/life-np$np-diff.txt
+        # (h5dump's first line names the file)
+        h5dump "$dir/life-ufs.h5" 2>&1 | tail -n +2 > "$WORK/life-np$np-ufs.dump"
+        h5dump "$dir/exported.h5" 2>&1 | tail -n +2 > "$WORK/life-np$np-hcomp.dump"
+        diff "$WORK/life-np$np-ufs.dump" "$WORK/life-np$np-hcomp.dump" > "$log" ||
+            why="${why:+$why; }h5dump differs between the ufs: file and the exported hcomp file"
+    fi
+    if [ -z "$why" ]; then
+        pass "life np=$np ($what): created, extended, rewritten and flushed 3 times, read in parts; hcomp: and ufs: alike ($b bytes, same h5dump)"
+    else
+        fail "life np=$np ($what): $why" "$log"
+    fi
+}
+if [ -n "$LBIN" ]; then
+    life 3 "independent metadata"
+    life 4 "collective metadata, 64 KiB alignment" HDF5_LIFE_COLLECTIVE_METADATA=1
+fi
 
 # ---- control: Debian's own MPICH has no hcomp driver -----------------------------
 dir=$WORK/control
