@@ -151,6 +151,10 @@ struct hcomp_file {
         uint64_t *at;          /* offset of each block's stored bytes in the payload */
         size_t t_cap, at_cap;
     } tables[HCOMP_TABLE_CACHE_SLOTS];
+    /* sequential reads (file/read_ahead.c): where the next read of the run would start,
+     * how many reads the run has had, the logical end of what was advised */
+    uint64_t ra_next, ra_to;
+    unsigned ra_run;
     struct hcomp_read_unit *units;     /* a read's blocks to fetch and decode */
     size_t units_cap;
     hcomp_job *rjobs;                  /* their decode jobs */
@@ -320,6 +324,11 @@ int hcomp_piece_fetch(hcomp_file *f, uint32_t piece, unsigned char *hdr, unsigne
 /* Forget every decoded block and table (the pieces are renumbered); free them too when
  * release is set. */
 void hcomp_read_cache_clear(hcomp_file *f, int release);
+/* The descriptor of segment s, opened if it is not (logical bytes [off, off + len) name
+ * what a failure was reading). */
+int hcomp_segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len, hcomp_error *err);
+/* After a read of logical bytes [off, end): advise what a sequential reader reads next. */
+void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end);
 /* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before
  * allocating a buffer of its size. */
 int hcomp_piece_size_ok(const hcomp_file *f, const hcomp_piece *p, hcomp_error *err);

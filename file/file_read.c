@@ -48,7 +48,7 @@ typedef struct hcomp_read_unit {
     unsigned char hdr[HCOMP_PIECE_HEADER_SIZE], want_hdr[HCOMP_PIECE_HEADER_SIZE];
 } hcomp_read_unit;
 
-static int segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len, hcomp_error *err)
+int hcomp_segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len, hcomp_error *err)
 {
     if (s->fd >= 0)
         return HCOMP_OK;
@@ -140,7 +140,7 @@ int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned 
 {
     const hcomp_piece *p = &f->pieces[idx];
     hcomp_segment *s = &f->segs[p->seg];
-    int rc = segment_fd(f, s, p->start, p->raw_len, err);
+    int rc = hcomp_segment_fd(f, s, p->start, p->raw_len, err);
     if (rc != HCOMP_OK)
         return rc;
     size_t total = HCOMP_PIECE_HEADER_SIZE + (size_t) p->stored_len;
@@ -339,7 +339,7 @@ static int piece_pread(hcomp_file *f, uint32_t idx, unsigned char *buf, size_t l
 {
     const hcomp_piece *p = &f->pieces[idx];
     hcomp_segment *s = &f->segs[p->seg];
-    int rc = segment_fd(f, s, p->start, p->raw_len, err);
+    int rc = hcomp_segment_fd(f, s, p->start, p->raw_len, err);
     if (rc != HCOMP_OK)
         return rc;
     double t0 = hcomp_now();
@@ -405,7 +405,7 @@ static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full
         return HCOMP_OK;
     const hcomp_piece *p = &f->pieces[u->piece];
     hcomp_segment *s = &f->segs[p->seg];
-    int rc = segment_fd(f, s, u->logical, u->raw, err);
+    int rc = hcomp_segment_fd(f, s, u->logical, u->raw, err);
     if (rc != HCOMP_OK)
         return rc;
     if (hcomp_grow_array(&f->units, &f->units_cap, w->n + 1, sizeof(*f->units)) != 0)
@@ -772,5 +772,6 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
         hcomp_ok(err);
     }
     *nread = end - off;
+    hcomp_read_ahead(f, off, end);
     return HCOMP_OK;
 }

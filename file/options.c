@@ -291,6 +291,24 @@ static void opt_show_write_buffer(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", (unsigned) o->write_buffer);
 }
 
+#define READ_AHEAD_MAX (1u << 30)
+
+static int opt_parse_read_ahead(hcomp_options *o, const char *key, const char *v,
+                                hcomp_error *err)
+{
+    uint64_t n;
+    if (hcomp_parse_size(v, &n) != 0 || n > READ_AHEAD_MAX)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a size up to 1GiB (e.g. "
+                          "16MiB), or 0 for no read-ahead", key, v);
+    o->read_ahead = (uint32_t) n;
+    return HCOMP_OK;
+}
+
+static void opt_show_read_ahead(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", (unsigned) o->read_ahead);
+}
+
 static int opt_parse_block_size(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     uint64_t n;

@@ -1,0 +1,119 @@
+/* Read-ahead for sequential readers (hint hcomp_read_ahead; docs/ENGINE.md, "Read-ahead").
+ *
+ * A read that starts where the handle's previous read ended continues a sequential run;
+ * after it, the stored bytes of the pieces that hold the next logical bytes are handed to
+ * the kernel with posix_fadvise(POSIX_FADV_WILLNEED), so that their I/O runs while the
+ * caller works (or exchanges data, in a two-phase collective read) and the next read finds
+ * them in the page cache. The kernel's own read-ahead follows each segment file in its own
+ * order, which is the order the pieces were written, not the order they are read: two
+ * writers' segments alternate, a drain or a compaction moved pieces into another segment.
+ * This follows the logical order, piece by piece.
+ *
+ * The window grows like the kernel's: twice the run's reads each time (at least 256 KiB),
+ * up to the hint's bytes, and is advised again when the reader is half-way through what was
+ * advised. Memory: the window's stored bytes, in the page cache (the kernel may drop them);
+ * the handle itself holds a list of ranges only while it advises. Emulated tiers are left
+ * alone (their reads are slowed to their speed where they happen). */
+#include "file_internal.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RA_MIN_WINDOW (256u << 10)
+#define RA_MAX_RUN 16          /* the window stops doubling here (2^16 x the read) */
+#define RA_MAX_RANGES 8192u    /* pieces looked at per advice, at most */
+#define RA_GAP (64u << 10)     /* neighbours closer than this in a segment: one advice */
+
+typedef struct ra_range {
+    int fd;
+    uint64_t lo, hi;
+} ra_range;
+
+static int by_fd_then_offset(const void *a, const void *b)
+{
+    const ra_range *x = a, *y = b;
+    if (x->fd != y->fd)
+        return x->fd < y->fd ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int tier_emulated(const hcomp_file *f, const hcomp_segment *s)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
+            return f->cfg.tier[t].emulate;
+    return 0;
+}
+
+/* Advise the stored bytes of the pieces behind logical bytes [from, to). */
+static void advise(hcomp_file *f, uint64_t from, uint64_t to)
+{
+    ra_range *r = NULL;
+    size_t n = 0, cap = 0;
+    int64_t last = -1;
+    for (size_t i = hcomp_extent_map_find(&f->map, from);
+         i < f->map.n && f->map.v[i].off < to && n < RA_MAX_RANGES; i++) {
+        const hcomp_extent *e = &f->map.v[i];
+        if ((int64_t) e->piece == last)
+            continue;
+        last = e->piece;
+        const hcomp_piece *p = &f->pieces[e->piece];
+        hcomp_segment *s = &f->segs[p->seg];
+        hcomp_error ignored;
+        if (tier_emulated(f, s) || hcomp_segment_fd(f, s, e->off, 0, &ignored) != HCOMP_OK)
+            continue;   /* the read that wants it reports why, if it fails */
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 64;
+            ra_range *g = realloc(r, c * sizeof(*r));
+            if (g == NULL)
+                break;  /* advice only: what was gathered is still worth giving */
+            r = g;
+            cap = c;
+        }
+        r[n++] = (ra_range) {s->fd, p->seg_off,
+                             p->seg_off + HCOMP_PIECE_HEADER_SIZE + p->stored_len};
+    }
+    if (n > 1)
+        qsort(r, n, sizeof(*r), by_fd_then_offset);
+    for (size_t i = 0; i < n;) {
+        ra_range m = r[i++];
+        while (i < n && r[i].fd == m.fd && r[i].lo <= m.hi + RA_GAP) {
+            if (r[i].hi > m.hi)
+                m.hi = r[i].hi;
+            i++;
+        }
+        if (posix_fadvise(m.fd, (off_t) m.lo, (off_t) (m.hi - m.lo), POSIX_FADV_WILLNEED) == 0)
+            f->stats.readahead_bytes += m.hi - m.lo;
+    }
+    free(r);
+}
+
+void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end)
+{
+    uint64_t max = f->opts.read_ahead;
+    if (end <= off)
+        return;
+    if (off != f->ra_next) {    /* not sequential: a new run, nothing ahead yet */
+        f->ra_run = 0;
+        f->ra_next = end;
+        f->ra_to = end;
+        return;
+    }
+    f->ra_next = end;
+    if (max == 0 || end >= f->size)
+        return;
+    uint64_t len = end - off < RA_MIN_WINDOW ? RA_MIN_WINDOW : end - off;
+    unsigned run = f->ra_run < RA_MAX_RUN ? f->ra_run : RA_MAX_RUN;
+    uint64_t window = len > max >> run ? max : len << run;
+    if (f->ra_run < RA_MAX_RUN)
+        f->ra_run++;
+    if (f->ra_to >= end + window / 2)
+        return;                 /* still well ahead of the reader */
+    uint64_t from = f->ra_to > end ? f->ra_to : end, to = end + window;
+    if (to > f->size)
+        to = f->size;
+    f->ra_to = end + window;
+    if (from < to)
+        advise(f, from, to);
+}

@@ -1,0 +1,203 @@
+/* Read-ahead of sequential reads (file/read_ahead.c, hint hcomp_read_ahead). A file is
+ * written backwards, a piece at a time, so that its segment holds the pieces in the
+ * reverse of their logical order (as two writers' segments or a drain's moves make
+ * happen): the kernel's own read-ahead of the segment cannot serve a reader going
+ * forward. After the segment's pages are dropped from the page cache, two sequential
+ * reads must bring the pieces of the next window into it (seen with mincore), and
+ * nothing beyond the window; with the hint at 0, or with reads that are not sequential,
+ * nothing is advised. Where the page cache cannot be emptied (a segment on tmpfs), the
+ * residency checks are left out and the advised byte counts are still checked. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "file_fixture.h"
+#include "file/file_internal.h"
+
+#include <sys/mman.h>
+#include <time.h>
+
+#define PIECE (64 * KIB)
+#define NPIECES 64
+
+/* a file of NPIECES pieces of PIECE bytes stored as they are, written last piece first */
+static unsigned char *write_backwards(fixture *fx, const char *path)
+{
+    set_opt(fx, "hcomp_codec", "none");
+    set_opt(fx, "hcomp_piece_size", "65536");
+    unsigned char *d = random_data(NPIECES * PIECE, 7);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_WRONLY | HCOMP_O_CREAT);
+    for (int i = NPIECES - 1; i >= 0; i--)
+        pwrite_ok(f, d + (uint64_t) i * PIECE, PIECE, (uint64_t) i * PIECE);
+    hcomp_error err;
+    if (hcomp_file_sync(f, &err) != HCOMP_OK)  /* clean pages: they can be dropped */
+        fail_msg("sync: %s", err.msg);
+    close_ok(f);
+    return d;
+}
+
+/* Drop every segment of f from the page cache. */
+static void drop_segments(hcomp_file *f)
+{
+    for (size_t i = 0; i < f->nsegs; i++) {
+        if (f->segs[i].path == NULL)
+            continue;
+        int fd = open(f->segs[i].path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        close(fd);
+    }
+}
+
+/* The fraction of the pages of the stored pieces behind logical [a, b) that are in
+ * the page cache. */
+static double resident(hcomp_file *f, uint64_t a, uint64_t b)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t in = 0, all = 0;
+    for (size_t i = hcomp_extent_map_find(&f->map, a); i < f->map.n && f->map.v[i].off < b; i++) {
+        const hcomp_piece *p = &f->pieces[f->map.v[i].piece];
+        const hcomp_segment *s = &f->segs[p->seg];
+        uint64_t lo = p->seg_off / (uint64_t) page * (uint64_t) page;
+        uint64_t hi = p->seg_off + HCOMP_PIECE_HEADER_SIZE + p->stored_len;
+        int fd = open(s->path, O_RDONLY);
+        assert_true(fd >= 0);
+        void *m = mmap(NULL, hi - lo, PROT_READ, MAP_SHARED, fd, (off_t) lo);
+        assert_true(m != MAP_FAILED);
+        size_t np = (hi - lo + (uint64_t) page - 1) / (uint64_t) page;
+        unsigned char *v = malloc(np);
+        assert_non_null(v);
+        assert_int_equal(mincore(m, hi - lo, v), 0);
+        for (size_t k = 0; k < np; k++)
+            in += v[k] & 1;
+        all += np;
+        free(v);
+        munmap(m, hi - lo);
+        close(fd);
+    }
+    return all ? (double) in / (double) all : 0.0;
+}
+
+/* wait (up to 3 s) until the pieces behind [a, b) are all in the page cache */
+static double wait_resident(hcomp_file *f, uint64_t a, uint64_t b)
+{
+    double r = 0;
+    for (int i = 0; i < 300 && (r = resident(f, a, b)) < 1.0; i++)
+        nanosleep(&(struct timespec) {0, 10 * 1000 * 1000}, NULL);
+    return r;
+}
+
+static hcomp_file *reopen_cold(fixture *fx, const char *path, const char *read_ahead,
+                               int *evictable)
+{
+    set_opt(fx, "hcomp_read_ahead", read_ahead);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    drop_segments(f);
+    *evictable = resident(f, 0, NPIECES * PIECE) == 0.0;
+    if (!*evictable)
+        print_message("(the segments stay in the page cache here: residency not checked)\n");
+    return f;
+}
+
+/* Two sequential reads: the first window is what the first read's size (at least 256 KiB)
+ * covers after it, the second twice that: logical [128 KiB, 640 KiB) is advised by then,
+ * and the pieces after it are not. */
+static void test_sequential_reads_bring_next_window(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "backwards", path, sizeof(path));
+    unsigned char *d = write_backwards(fx, path);
+    int evictable;
+    hcomp_file *f = reopen_cold(fx, path, "16MiB", &evictable);
+    expect_bytes(f, d, PIECE, 0);
+    expect_bytes(f, d + PIECE, PIECE, PIECE);
+    uint64_t stored = HCOMP_PIECE_HEADER_SIZE + f->pieces[0].stored_len;
+    /* pieces [1, 10) advised (the first read's window [64K, 320K), then [320K, 640K)),
+     * neighbours in the segment in one advice each */
+    assert_true(f->stats.readahead_bytes >= 9 * stored);
+    assert_true(f->stats.readahead_bytes <= 9 * stored + 2 * 64 * KIB);
+    if (evictable) {
+        double r = wait_resident(f, 2 * PIECE, 10 * PIECE);
+        if (r < 1.0)
+            fail_msg("the next window is %.0f%% in the page cache after sequential reads", 100 * r);
+        double beyond = resident(f, 16 * PIECE, NPIECES * PIECE);
+        if (beyond > 0.0)
+            fail_msg("%.0f%% of what lies beyond the window was read ahead", 100 * beyond);
+    }
+    /* on to the end: never more advised than is stored, and the bytes are right */
+    uint64_t before = f->stats.readahead_bytes;
+    for (uint64_t off = 2 * PIECE; off < NPIECES * PIECE; off += PIECE)
+        expect_bytes(f, d + off, PIECE, off);
+    assert_true(f->stats.readahead_bytes > before);
+    assert_true(f->stats.readahead_bytes <= NPIECES * stored);
+    close_ok(f);
+    free(d);
+}
+
+/* hcomp_read_ahead=0: the same reads advise nothing, and the next pieces stay cold */
+static void test_read_ahead_off(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "backwards", path, sizeof(path));
+    unsigned char *d = write_backwards(fx, path);
+    int evictable;
+    hcomp_file *f = reopen_cold(fx, path, "0", &evictable);
+    expect_bytes(f, d, PIECE, 0);
+    expect_bytes(f, d + PIECE, PIECE, PIECE);
+    assert_true(f->stats.readahead_bytes == 0);
+    if (evictable) {
+        nanosleep(&(struct timespec) {0, 200 * 1000 * 1000}, NULL);
+        /* (piece 2's last page holds the start of piece 1, which was read) */
+        double r = resident(f, 3 * PIECE, 10 * PIECE);
+        if (r > 0.0)
+            fail_msg("%.0f%% of the next pieces is in the page cache without read-ahead", 100 * r);
+    }
+    close_ok(f);
+    free(d);
+}
+
+/* reads that do not continue each other advise nothing */
+static void test_scattered_reads_not_read_ahead(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "backwards", path, sizeof(path));
+    unsigned char *d = write_backwards(fx, path);
+    int evictable;
+    hcomp_file *f = reopen_cold(fx, path, "16MiB", &evictable);
+    static const uint64_t at[] = {20, 3, 41, 7, 33, 12};
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+        expect_bytes(f, d + at[i] * PIECE + 100, 5000, at[i] * PIECE + 100);
+    assert_true(f->stats.readahead_bytes == 0);
+    close_ok(f);
+    free(d);
+}
+
+static void test_hint_bounds(void **state)
+{
+    (void) state;
+    hcomp_options *o = hcomp_options_new();
+    hcomp_error err;
+    assert_int_equal(hcomp_options_set(o, "hcomp_read_ahead", "2GiB", &err), HCOMP_E_INVAL);
+    assert_non_null(strstr(err.msg, "hcomp_read_ahead"));
+    assert_int_equal(hcomp_options_set(o, "hcomp_read_ahead", "lots", &err), HCOMP_E_INVAL);
+    assert_int_equal(hcomp_options_set(o, "hcomp_read_ahead", "64MiB", &err), HCOMP_OK);
+    char v[64];
+    assert_int_equal(hcomp_options_get(o, "hcomp_read_ahead", v, sizeof(v)), HCOMP_OK);
+    assert_string_equal(v, "67108864");
+    hcomp_options_free(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sequential_reads_bring_next_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_ahead_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scattered_reads_not_read_ahead, setup, teardown),
+        cmocka_unit_test(test_hint_bounds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
