@@ -43,6 +43,7 @@ build wl_grayscott "$CC" wl_common.c -- -lm
 build wl_indep "$CC" wl_common.c -- -lm
 build wl_random "$CC" wl_common.c -- -lm
 build wl_pieces "$CC" wl_common.c -- -lm
+build wl_seqread "$CC" wl_common.c -- -lm
 build wl_ckptloop "$CC" wl_common.c -- -lm
 build wl_lz4raw "$CC" wl_common.c vpic_gen.c -- -llz4 -lm
 # libhcomp's file API directly (no MPI calls; mpicc for vpic_gen's wl_common.h)

@@ -91,6 +91,8 @@ for fs in hcomp ufs; do
     run "indep random random 64K $fs" wl_indep "$fs:$d/i2.dat" --block 64K --count 8 --pattern random --data random
     run "random $fs" wl_random "$fs:$d/r.dat" --block 256K --steps 2 --hint hcomp_codec=auto
     run "pieces $fs" wl_pieces "$fs:$d/p.dat" --pieces 2000 --size 256
+    run "seqread write $fs" wl_seqread "$fs:$d/s.dat" --phase write --block 64K --blocks 24 --sync
+    run "seqread read $fs" wl_seqread "$fs:$d/s.dat" --phase read --block 64K --blocks 24 --chunk 40K --think 1
     run "ckptloop $fs" wl_ckptloop "$fs:$d/c.dat" --size 256K --vars 2 --rewrites 3 --sync --du "$d"
 done
 run "h5vpic deflate ufs" wl_h5vpic "ufs:$WORK/ufs/h5d.h5" --n 16K --steps 2 --filter deflate --chunk 4K
