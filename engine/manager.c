@@ -8,6 +8,7 @@
 #include "common/clock.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,6 +111,14 @@ static void decode(hcomp_job *j)
     if (j->block_size > 0) {        /* a whole framed piece: its table, then every block */
         size_t tlen = hcomp_block_table_size(hcomp_frame_blocks(j->dst_len, j->block_size));
         j->bad_crc = j->len < tlen || hcomp_crc32(j->src, tlen) != j->want_crc;
+        if (!j->bad_crc && j->blocks_at_dst) {
+            if (hcomp_frame_check_raw(j->src, j->len, j->dst, j->dst_len, j->block_size,
+                                      &j->bad_block) != HCOMP_OK) {
+                j->rc = HCOMP_E_CORRUPT;
+                j->bad_crc = j->bad_block >= 0;
+            }
+            return;
+        }
         if (j->bad_crc || c == NULL ||
             hcomp_frame_decode(c, j->filter, j->src, j->len, j->dst_len, j->block_size, j->dst,
                                &j->tmp, &j->tmp_cap, &j->bad_block, &j->bad_crc) != HCOMP_OK)
@@ -184,17 +193,26 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* sysconf(_SC_NPROCESSORS_ONLN) opens and reads /sys/devices/system/cpu/online each time
+ * (tens of microseconds, on every read and write that uses the pool): asked once */
 static unsigned cores(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned) n : 1;
+    static _Atomic unsigned cached;
+    unsigned c = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (c == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        c = n > 0 ? (unsigned) n : 1;
+        atomic_store_explicit(&cached, c, memory_order_relaxed);
+    }
+    return c;
 }
 
 void hcomp_jobs_start(hcomp_job *jobs, size_t n, unsigned threads)
 {
-    unsigned want = threads ? threads : cores();
-    if (want > cores())
-        want = cores();
+    unsigned ncores = cores();
+    unsigned want = threads ? threads : ncores;
+    if (want > ncores)
+        want = ncores;
     pthread_mutex_lock(&pool_lock);
     for (size_t i = 0; i < n; i++)
         jobs[i].state = 0;
