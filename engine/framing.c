@@ -61,6 +61,31 @@ void hcomp_frame_table_raw(uint32_t block_size, const unsigned char *src, uint32
     }
 }
 
+static size_t bound_as_is(size_t n)
+{
+    return n;
+}
+
+int hcomp_frame_check_raw(const unsigned char *table, size_t table_len, const unsigned char *dst,
+                          uint32_t raw_len, uint32_t block_size, int64_t *bad)
+{
+    uint32_t n = hcomp_frame_blocks(raw_len, block_size);
+    *bad = -1;
+    /* lengths no larger than the blocks' and adding up to them: each is its block's */
+    if (table_len != hcomp_block_table_size(n) ||
+        hcomp_block_table_check(table, raw_len, block_size, (uint64_t) table_len + raw_len,
+                                bound_as_is) != 0)
+        return HCOMP_E_CORRUPT;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = i + 1 < n ? block_size : raw_len - i * block_size;
+        if (hcomp_crc32(dst + (size_t) i * block_size, len) != hcomp_block_crc(table, i)) {
+            *bad = i;
+            return HCOMP_E_CORRUPT;
+        }
+    }
+    return HCOMP_OK;
+}
+
 int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *payload,
                        uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
                        unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad,

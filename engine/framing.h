@@ -26,6 +26,13 @@ void hcomp_frame_table_raw(uint32_t block_size, const unsigned char *src, uint32
                            unsigned char *table);
 
 
+/* Check the blocks of a piece stored as it is (no block shrank; codec none, no filter) that
+ * were read into place, dst[0..raw_len), against its table (table_len bytes, read apart):
+ * HCOMP_OK, or HCOMP_E_CORRUPT with *bad the first block whose length or checksum the
+ * table does not give (-1: the table itself does not fit the piece). */
+int hcomp_frame_check_raw(const unsigned char *table, size_t table_len, const unsigned char *dst,
+                          uint32_t raw_len, uint32_t block_size, int64_t *bad);
+
 /* Check a whole framed payload (table, then blocks; stored_len bytes) of raw_len logical
  * bytes: the table against block_size (0: the table's own, which must be a valid one) and
  * the codec's bounds, every block against its checksum; and, when dst is not NULL, decode

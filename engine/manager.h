@@ -25,6 +25,9 @@ typedef struct hcomp_job {
     uint32_t dst_len;               /* src itself for bytes stored as they are) */
     uint32_t want_crc;              /* decode: the stored bytes' CRC-32 (a framed piece's:
                                        its table's) */
+    int blocks_at_dst;              /* decode, framed (block_size > 0): src holds only the
+                                       table; the blocks, stored as they are, were read
+                                       straight to dst: check them there */
     /* decode: called first, on the job's thread, to bring the stored bytes to src (the
      * caller's I/O: the pool overlaps one job's reading with another's decoding); not 0:
      * the job fails with HCOMP_E_IO, the caller knows why */

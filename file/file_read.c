@@ -35,6 +35,8 @@ typedef struct hcomp_read_unit {
     uint32_t stored, raw, crc;
     int whole;               /* the whole piece: its header is read with it and checked */
     int as_is;               /* stored as it is: read straight to dst when direct */
+    uint32_t table_len;      /* a whole framed piece stored as it is: its table goes to src,
+                                its blocks straight to dst (one I/O), checked there */
     int in_job;              /* read by its decode job on the pool (else before, by the caller) */
     int fd;                  /* its segment's descriptor */
     unsigned char *dst;      /* where the logical bytes go (caller's buffer or a cache slot) */
@@ -399,9 +401,8 @@ static int tier_emulated(const hcomp_file *f, const hcomp_segment *s)
 static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full,
                     hcomp_error *err)
 {
-    int staged = !(u->as_is && u->slot < 0);
-    *full = w->n >= READ_WINDOW_UNITS ||
-            (w->n > 0 && w->stored + (staged ? u->stored : 0) > READ_WINDOW_BYTES);
+    uint32_t staged = u->as_is && u->slot < 0 ? u->table_len : u->stored;
+    *full = w->n >= READ_WINDOW_UNITS || (w->n > 0 && w->stored + staged > READ_WINDOW_BYTES);
     if (*full)
         return HCOMP_OK;
     const hcomp_piece *p = &f->pieces[u->piece];
@@ -423,8 +424,7 @@ static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full
         hcomp_piece_header_encode(&h, u->want_hdr);
     }
     f->units[w->n++] = *u;
-    if (staged)
-        w->stored += u->stored;
+    w->stored += staged;
     return HCOMP_OK;
 }
 
@@ -459,8 +459,11 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
     int rc = hcomp_piece_size_ok(f, p, err), full = 0;
     if (rc != HCOMP_OK)
         return rc;
-    /* all of a compressed framed piece, or any of an unframed one: the whole piece */
-    int whole = p->frame == 0 || (lo == 0 && hi == p->raw_len && p->codec != HCOMP_CODEC_NONE);
+    /* all of a framed piece, or any of an unframed one: the whole piece, in one I/O (the
+     * blocks of one stored as it is read straight to the caller's buffer behind its table) */
+    int whole = p->frame == 0 || (lo == 0 && hi == p->raw_len);
+    int raw_framed = whole && p->frame != 0 && p->codec == HCOMP_CODEC_NONE &&
+                     p->filter == HCOMP_FILTER_NONE;
     struct hcomp_table_cache *t = NULL;
     if (!whole && (rc = piece_table(f, idx, &t, err)) != HCOMP_OK)
         return rc;
@@ -487,6 +490,11 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
         u.stored = t ? (uint32_t) (t->at[k + 1] - t->at[k]) : p->stored_len;
         u.crc = t ? hcomp_block_crc(t->t, k) : p->crc;
         u.as_is = t ? u.stored == raw : p->codec == HCOMP_CODEC_NONE && p->frame == 0;
+        if (raw_framed) {
+            u.as_is = 1;
+            u.table_len = (uint32_t) hcomp_block_table_size(hcomp_frame_blocks(p->raw_len,
+                                                                               piece_block_size(p)));
+        }
         u.logical = p->start + a;
         if (unit_target(f, &u, to, b0, a, z) != 0)
             return w->n > 0 ? HCOMP_OK
@@ -505,14 +513,20 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
  * u->src: on a pool thread for in_job units, or in the caller's thread. */
 static int unit_read(hcomp_read_unit *u, size_t len)
 {
-    struct iovec iov[2];
+    struct iovec iov[3];
     int n = 0;
     uint64_t at = u->at;
     if (u->whole) {
         iov[n++] = (struct iovec) {u->hdr, HCOMP_PIECE_HEADER_SIZE};
         at -= HCOMP_PIECE_HEADER_SIZE;
     }
-    iov[n++] = (struct iovec) {u->src, len};
+    if (u->table_len) {         /* the table to src, the blocks straight to dst */
+        iov[n++] = (struct iovec) {u->src, u->table_len};
+        iov[n++] = (struct iovec) {u->dst, u->raw};
+        len = (size_t) u->table_len + u->raw;
+    } else {
+        iov[n++] = (struct iovec) {u->src, len};
+    }
     size_t total = (u->whole ? HCOMP_PIECE_HEADER_SIZE : 0) + len, got = 0;
     double t0 = hcomp_now();
     while (got < total) {
@@ -665,7 +679,10 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
     unsigned char *stage = f->rbuf;
     for (size_t k = 0; k < w->n; k++) {
         hcomp_read_unit *u = &f->units[k];
-        if (u->as_is && u->slot < 0) {
+        if (u->as_is && u->slot < 0 && u->table_len) {
+            u->src = stage;         /* its table; its blocks go straight to the caller */
+            stage += u->table_len;
+        } else if (u->as_is && u->slot < 0) {
             u->src = u->dst;        /* straight into the caller's buffer */
         } else {
             u->src = stage;
@@ -681,7 +698,8 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         hcomp_job *j = &f->rjobs[k];
         j->decode = 1;
         j->src = u->src;
-        j->len = u->stored;
+        j->len = u->table_len ? u->table_len : u->stored;
+        j->blocks_at_dst = u->table_len != 0;
         j->codec = u->as_is ? HCOMP_CODEC_NONE : p->codec;
         j->filter = u->as_is ? HCOMP_FILTER_NONE : p->filter;
         j->block_size = u->whole && p->frame ? piece_block_size(p) : 0;

@@ -194,6 +194,87 @@ static void test_damaged_block(void **state)
     free(d);
 }
 
+/* read(2)-like calls this process has made (/proc/self/io syscr) */
+static uint64_t read_calls(void)
+{
+    FILE *p = fopen("/proc/self/io", "r");
+    assert_non_null(p);
+    char line[128];
+    unsigned long long v = 0;
+    while (fgets(line, sizeof(line), p))
+        if (sscanf(line, "syscr: %llu", &v) == 1)
+            break;
+    fclose(p);
+    return v;
+}
+
+/* Pieces stored as they are, read whole: one I/O each (header, table and blocks, the
+ * blocks straight into the caller's buffer), every block still checked where it landed:
+ * a damaged block fails the reads that touch it, naming its range, a damaged table the
+ * reads of its piece, and the rest reads right. */
+static void test_raw_pieces_read_whole(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_codec", "none");
+    set_opt(fx, "hcomp_piece_size", "65536");
+    set_opt(fx, "hcomp_block_size", "8192");
+    char path[PATH_MAX];
+    file_path(fx, "raw-blocks", path, sizeof(path));
+    const uint64_t len = 8 * 65536 - 1000;     /* the last piece and block partial */
+    unsigned char *d = random_data(len, 5);
+    char seg[PATH_MAX];
+    write_one_segment(fx, path, d, len, seg);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    unsigned char *back = malloc(len);
+    assert_non_null(back);
+    uint64_t idle = read_calls();
+    idle = read_calls() - idle;                     /* what asking costs */
+    uint64_t calls = read_calls(), n = 0;
+    hcomp_error err;
+    if (hcomp_file_pread(f, back, len, 0, &n, &err) != HCOMP_OK)
+        fail_msg("read: %s", err.msg);
+    calls = read_calls() - calls - idle;
+    assert_true(n == len && memcmp(back, d, len) == 0);
+    if (calls > 8)
+        fail_msg("reading 8 pieces stored as they are took %llu read calls",
+                 (unsigned long long) calls);
+    close_ok(f);
+
+    /* block 3 of the second piece: logical bytes [65536 + 24576, 65536 + 32768) */
+    uint64_t p1 = piece_end(seg, 0);
+    uint32_t stored;
+    uint64_t at = block_at(seg, p1, 3, &stored);
+    assert_int_equal(stored, 8192);                 /* as it is */
+    flip_byte(seg, (off_t) (at + 100));
+    const char *range = "[90112, 98304)";
+    expect_read_fails(fx, path, len, 0, HCOMP_E_CORRUPT, range);                  /* the whole file */
+    expect_read_fails(fx, path, 65536, 65536, HCOMP_E_CORRUPT, range);            /* its piece */
+    expect_read_fails(fx, path, 10, 90112 + 100, HCOMP_E_CORRUPT, range);         /* the block */
+    f = open_file(fx, path, HCOMP_O_RDONLY);   /* the rest of its piece reads right */
+    expect_bytes(f, d + 65536, 90112 - 65536, 65536);
+    expect_bytes(f, d + 98304, 131072 - 98304, 98304);
+    expect_bytes(f, d, 65536, 0);
+    expect_bytes(f, d + 131072, len - 131072, 131072);
+    close_ok(f);
+    flip_byte(seg, (off_t) (at + 100));
+
+    /* the third piece's table: its reads fail naming the table and the piece's range */
+    uint64_t p2 = piece_end(seg, p1);
+    flip_byte(seg, (off_t) (p2 + 16 + 8 + 8 * 2 + 1));     /* block 2's entry */
+    expect_read_fails(fx, path, 65536, 131072, HCOMP_E_CORRUPT, "block table");
+    expect_read_fails(fx, path, len, 0, HCOMP_E_CORRUPT, "[131072, 196608)");
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d, 131072, 0);
+    expect_bytes(f, d + 196608, len - 196608, 196608);
+    close_ok(f);
+    flip_byte(seg, (off_t) (p2 + 16 + 8 + 8 * 2 + 1));
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d, len, 0);
+    close_ok(f);
+    free(back);
+    free(d);
+}
+
 /* The table's checks: block size and count as the record says, lengths adding up to
  * the payload, none beyond the codec's bound, none empty. */
 static size_t bound_x2(size_t n)
@@ -256,6 +337,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reads_every_alignment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_fetch_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_block, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_pieces_read_whole, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
