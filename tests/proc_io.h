@@ -5,19 +5,30 @@
 
 #include <stdio.h>
 
-/* bytes this process has read with read(2), pread(2) and the like (rchar of
- * /proc/self/io), or -1 */
-static inline long long proc_bytes_read(void)
+/* The field of /proc/self/io whose sscanf pattern is given ("rchar: %lld"), or -1 */
+static inline long long proc_io_field(const char *pattern)
 {
     FILE *f = fopen("/proc/self/io", "r");
     char line[128];
     long long v = -1;
     while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "rchar: %lld", &v) == 1)
+        if (sscanf(line, pattern, &v) == 1)
             break;
     if (f)
         fclose(f);
     return v;
+}
+
+/* bytes this process has read with read(2), pread(2) and the like (rchar), or -1 */
+static inline long long proc_bytes_read(void)
+{
+    return proc_io_field("rchar: %lld");
+}
+
+/* calls to read(2), pread(2) and the like this process has made (syscr), or -1 */
+static inline long long proc_read_calls(void)
+{
+    return proc_io_field("syscr: %lld");
 }
 
 #endif

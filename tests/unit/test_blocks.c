@@ -12,6 +12,7 @@
 #include "file/tools.h"
 #include "tiers/piece_header.h"
 #include "common/util.h"
+#include "../proc_io.h"
 
 
 /* text and noise, alternating every 12 KiB: some blocks shrink, some are stored as
@@ -82,20 +83,6 @@ static void test_reads_every_alignment(void **state)
     }
 }
 
-/* Bytes this process has read from files (read(2), pread(2)...). */
-static uint64_t rchar(void)
-{
-    FILE *p = fopen("/proc/self/io", "r");
-    assert_non_null(p);
-    char line[128];
-    unsigned long long v = 0;
-    while (fgets(line, sizeof(line), p))
-        if (sscanf(line, "rchar: %llu", &v) == 1)
-            break;
-    fclose(p);
-    return v;
-}
-
 /* 4 KiB reads of a file of 1 MiB pieces in 8 KiB blocks fetch their blocks, not their
  * pieces (nor the tables of the whole file). */
 static void test_small_reads_fetch_blocks(void **state)
@@ -112,13 +99,13 @@ static void test_small_reads_fetch_blocks(void **state)
     close_ok(f);
     f = open_file(fx, path, HCOMP_O_RDONLY);
     expect_bytes(f, d, 1, 0);       /* the log is replayed */
-    uint64_t before = rchar(), seed = 5;
+    uint64_t before = (uint64_t) proc_bytes_read(), seed = 5;
     const int reads = 32;
     for (int i = 0; i < reads; i++) {
         uint64_t o = rng(&seed) % (len - 4096);
         expect_bytes(f, d + o, 4096, o);
     }
-    uint64_t touched = rchar() - before;
+    uint64_t touched = (uint64_t) proc_bytes_read() - before;
     /* a 4 KiB read touches at most two blocks, a piece header and table each */
     uint64_t most = (uint64_t) reads * 2 * (8192 + 16 + 8 + 8 * 128);
     if (touched > most)
@@ -194,20 +181,6 @@ static void test_damaged_block(void **state)
     free(d);
 }
 
-/* read(2)-like calls this process has made (/proc/self/io syscr) */
-static uint64_t read_calls(void)
-{
-    FILE *p = fopen("/proc/self/io", "r");
-    assert_non_null(p);
-    char line[128];
-    unsigned long long v = 0;
-    while (fgets(line, sizeof(line), p))
-        if (sscanf(line, "syscr: %llu", &v) == 1)
-            break;
-    fclose(p);
-    return v;
-}
-
 /* Pieces stored as they are, read whole: one I/O each (header, table and blocks, the
  * blocks straight into the caller's buffer), every block still checked where it landed:
  * a damaged block fails the reads that touch it, naming its range, a damaged table the
@@ -227,13 +200,13 @@ static void test_raw_pieces_read_whole(void **state)
     hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
     unsigned char *back = malloc(len);
     assert_non_null(back);
-    uint64_t idle = read_calls();
-    idle = read_calls() - idle;                     /* what asking costs */
-    uint64_t calls = read_calls(), n = 0;
+    uint64_t idle = (uint64_t) proc_read_calls();
+    idle = (uint64_t) proc_read_calls() - idle;     /* what asking costs */
+    uint64_t calls = (uint64_t) proc_read_calls(), n = 0;
     hcomp_error err;
     if (hcomp_file_pread(f, back, len, 0, &n, &err) != HCOMP_OK)
         fail_msg("read: %s", err.msg);
-    calls = read_calls() - calls - idle;
+    calls = (uint64_t) proc_read_calls() - calls - idle;
     assert_true(n == len && memcmp(back, d, len) == 0);
     if (calls > 8)
         fail_msg("reading 8 pieces stored as they are took %llu read calls",

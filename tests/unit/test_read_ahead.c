@@ -88,9 +88,14 @@ static double wait_resident(hcomp_file *f, uint64_t a, uint64_t b)
     return r;
 }
 
-static hcomp_file *reopen_cold(fixture *fx, const char *path, const char *read_ahead,
-                               int *evictable)
+/* The file written backwards (its bytes in *d), reopened with hcomp_read_ahead=read_ahead
+ * after its segment left the page cache; *evictable: whether it did. */
+static hcomp_file *backwards_cold(fixture *fx, const char *read_ahead, unsigned char **d,
+                                  int *evictable)
 {
+    char path[PATH_MAX];
+    file_path(fx, "backwards", path, sizeof(path));
+    *d = write_backwards(fx, path);
     set_opt(fx, "hcomp_read_ahead", read_ahead);
     hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
     drop_segments(f);
@@ -105,12 +110,9 @@ static hcomp_file *reopen_cold(fixture *fx, const char *path, const char *read_a
  * and the pieces after it are not. */
 static void test_sequential_reads_bring_next_window(void **state)
 {
-    fixture *fx = *state;
-    char path[PATH_MAX];
-    file_path(fx, "backwards", path, sizeof(path));
-    unsigned char *d = write_backwards(fx, path);
+    unsigned char *d;
     int evictable;
-    hcomp_file *f = reopen_cold(fx, path, "16MiB", &evictable);
+    hcomp_file *f = backwards_cold(*state, "16MiB", &d, &evictable);
     expect_bytes(f, d, PIECE, 0);
     expect_bytes(f, d + PIECE, PIECE, PIECE);
     uint64_t stored = HCOMP_PIECE_HEADER_SIZE + f->pieces[0].stored_len;
@@ -139,12 +141,9 @@ static void test_sequential_reads_bring_next_window(void **state)
 /* hcomp_read_ahead=0: the same reads advise nothing, and the next pieces stay cold */
 static void test_read_ahead_off(void **state)
 {
-    fixture *fx = *state;
-    char path[PATH_MAX];
-    file_path(fx, "backwards", path, sizeof(path));
-    unsigned char *d = write_backwards(fx, path);
+    unsigned char *d;
     int evictable;
-    hcomp_file *f = reopen_cold(fx, path, "0", &evictable);
+    hcomp_file *f = backwards_cold(*state, "0", &d, &evictable);
     expect_bytes(f, d, PIECE, 0);
     expect_bytes(f, d + PIECE, PIECE, PIECE);
     assert_true(f->stats.readahead_bytes == 0);
@@ -162,12 +161,10 @@ static void test_read_ahead_off(void **state)
 /* reads that do not continue each other advise nothing */
 static void test_scattered_reads_not_read_ahead(void **state)
 {
-    fixture *fx = *state;
-    char path[PATH_MAX];
-    file_path(fx, "backwards", path, sizeof(path));
-    unsigned char *d = write_backwards(fx, path);
+    unsigned char *d;
     int evictable;
-    hcomp_file *f = reopen_cold(fx, path, "16MiB", &evictable);
+    hcomp_file *f = backwards_cold(*state, "16MiB", &d, &evictable);
+    (void) evictable;
     static const uint64_t at[] = {20, 3, 41, 7, 33, 12};
     for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
         expect_bytes(f, d + at[i] * PIECE + 100, 5000, at[i] * PIECE + 100);
