@@ -19,6 +19,9 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#define H5CHECK_NAME "hdf5_hcomp"
+#include "h5check.h"
+
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,21 +33,6 @@
 #define DSET "field"
 
 static int rank;
-
-#define FAIL(...)                                                                  \
-    do {                                                                           \
-        fprintf(stderr, "hdf5_hcomp: rank %d: ", rank);                            \
-        fprintf(stderr, __VA_ARGS__);                                              \
-        fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);                         \
-        MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-    } while (0)
-
-/* an HDF5 call that returns a negative value on error */
-#define H5OK(expr)                                                              \
-    do {                                                                           \
-        if ((expr) < 0)                                                            \
-            FAIL("%s failed", #expr);                                              \
-    } while (0)
 
 /* the smooth field: a few long waves and a gentle slope */
 static double field(int i, int j)

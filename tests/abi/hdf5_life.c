@@ -24,6 +24,9 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#define H5CHECK_NAME "hdf5_life"
+#include "h5check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,20 +39,6 @@
 #define NCOMPACT 64
 
 static int rank, nprocs;
-
-#define FAIL(...)                                                                  \
-    do {                                                                           \
-        fprintf(stderr, "hdf5_life: rank %d: ", rank);                             \
-        fprintf(stderr, __VA_ARGS__);                                              \
-        fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);                         \
-        MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-    } while (0)
-
-#define H5OK(expr)                                                                 \
-    do {                                                                           \
-        if ((expr) < 0)                                                            \
-            FAIL("%s failed", #expr);                                              \
-    } while (0)
 
 /* the values of each dataset; step 0 is the first write */
 static double contig_value(int step, hsize_t i)

@@ -22,6 +22,9 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#define H5CHECK_NAME "hdf5_plain"
+#include "h5check.h"
+
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,20 +37,6 @@
 #define DSET2 "ranks"
 
 static int rank, nprocs;
-
-#define FAIL(...)                                                                  \
-    do {                                                                           \
-        fprintf(stderr, "hdf5_plain: rank %d: ", rank);                            \
-        fprintf(stderr, __VA_ARGS__);                                              \
-        fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);                         \
-        MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-    } while (0)
-
-#define H5OK(expr)                                                                 \
-    do {                                                                           \
-        if ((expr) < 0)                                                            \
-            FAIL("%s failed", #expr);                                              \
-    } while (0)
 
 static double field(int i, int j)
 {
