@@ -13,6 +13,14 @@
 #include "tiers/piece_header.h"
 #include "common/util.h"
 #include "../proc_io.h"
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 
 /* text and noise, alternating every 12 KiB: some blocks shrink, some are stored as
@@ -208,7 +216,8 @@ static void test_raw_pieces_read_whole(void **state)
         fail_msg("read: %s", err.msg);
     calls = (uint64_t) proc_read_calls() - calls - idle;
     assert_true(n == len && memcmp(back, d, len) == 0);
-    if (calls > 8)
+    /* (valgrind makes read calls of its own in the process: not counted there) */
+    if (calls > 8 && !RUNNING_ON_VALGRIND)
         fail_msg("reading 8 pieces stored as they are took %llu read calls",
                  (unsigned long long) calls);
     close_ok(f);
