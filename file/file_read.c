@@ -27,7 +27,7 @@
 #define READ_ADVICE_GAP (64u << 10)  /* stored bytes apart, in one advice (advise_window) */
 
 /* What a read fetches and decodes: one block of a framed piece, or a whole piece (an
- * unframed one always; a framed compressed one the read wants all of, read and decoded in
+ * unframed one always; a framed one the read wants all of, read and decoded or checked in
  * one job: one I/O per piece). */
 typedef struct hcomp_read_unit {
     uint32_t piece, block;   /* block: its number; 0 for a whole piece */
