@@ -180,6 +180,9 @@ int hcomp_file_open_replay(const char *path, hcomp_file **out, hcomp_error *err)
 
 /* file/file_log.c */
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err);
+/* Bytes of the mapping log a refresh reads at a time (8 MiB; a variable so that the tests
+ * and fuzzers can replay in tiny chunks and compare). */
+extern size_t hcomp_log_chunk;
 /* HCOMP_E_CORRUPT with a message when the log lost a record written whole (what it
  * recorded cannot be known, so no read can be trusted), else HCOMP_OK. */
 int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);

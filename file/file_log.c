@@ -238,6 +238,47 @@ static int apply_size(hcomp_file *f, const hcomp_map_record *r)
     return 0;
 }
 
+size_t hcomp_log_chunk = 8u << 20;
+
+/* Apply the records of buf[0..avail) (the log from file offset base): whole records only
+ * unless final (the buffer reaches the end of the log), since whether bytes are damage or
+ * a record still being appended can depend on what follows them. Returns the bytes
+ * consumed; *rc: nonzero when applying failed (out of memory). */
+static size_t apply_chunk(hcomp_file *f, const unsigned char *buf, size_t avail, uint64_t base,
+                          int final, int *rc)
+{
+    size_t pos = 0;
+    for (;;) {
+        hcomp_map_record rec;
+        size_t at = pos;
+        int lost = 0;
+        uint64_t skipped = f->skipped;
+        int r = hcomp_map_next_checked(buf, avail, &pos, &rec, &skipped, &lost);
+        if (r == HCOMP_MAP_INCOMPLETE || (r == HCOMP_MAP_DAMAGED && !final)) {
+            pos = at;       /* decided with the bytes after it, in the next chunk */
+            break;
+        }
+        f->skipped = skipped;
+        if (r == HCOMP_MAP_DAMAGED) {
+            if (lost && f->lost_records++ == 0)
+                f->lost_at = base + at;
+            continue;
+        }
+        if (rec.type == HCOMP_REC_SEGMENT)
+            *rc = apply_segment(f, &rec);
+        else if (rec.type == HCOMP_REC_PIECE)
+            *rc = apply_piece(f, &rec);
+        else if (rec.type == HCOMP_REC_SIZE)
+            *rc = apply_size(f, &rec);
+        else if (rec.type == HCOMP_REC_RELOCATE)
+            *rc = apply_relocate(f, &rec);
+        f->tail_stats = rec.type == HCOMP_REC_STATS ? f->tail_stats + (pos - at) : 0;
+        if (*rc != 0)
+            break;
+    }
+    return pos;
+}
+
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
 {
     struct stat st;
@@ -246,37 +287,28 @@ int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
     uint64_t end = (uint64_t) st.st_size;
     if (end <= f->consumed)
         return HCOMP_OK;
-    size_t len = (size_t) (end - f->consumed);
-    if (hcomp_grow(&f->logbuf, &f->logbuf_cap, len) != 0)
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading the mapping file", f->path);
-    long long got = hcomp_pread_full(f->map_fd, f->logbuf, len, f->consumed);
-    if (got < 0)
-        return hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
-    size_t pos = 0, avail = (size_t) got;
+    /* the log is read a chunk at a time (a whole log of a million pieces is 65 MB): a
+     * record or a damaged stretch cut by a chunk's end is taken up by the next chunk,
+     * which starts at it (and grows when one does not fit) */
+    uint64_t pos = 0;       /* bytes after f->consumed applied or passed over */
+    size_t chunk = hcomp_log_chunk ? hcomp_log_chunk : 1;
     int rc = 0;
-    for (;;) {
-        hcomp_map_record rec;
-        size_t at = pos;
-        int lost = 0;
-        int r = hcomp_map_next_checked(f->logbuf, avail, &pos, &rec, &f->skipped, &lost);
-        if (r == HCOMP_MAP_INCOMPLETE)
+    while (f->consumed + pos < end && rc == 0) {
+        uint64_t from = f->consumed + pos;
+        size_t len = end - from < chunk ? (size_t) (end - from) : chunk;
+        if (hcomp_grow(&f->logbuf, &f->logbuf_cap, len) != 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading the mapping file",
+                              f->path);
+        long long got = hcomp_pread_full(f->map_fd, f->logbuf, len, from);
+        if (got < 0)
+            return hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
+        int final = (uint64_t) got < len || from + len == end;
+        size_t used = apply_chunk(f, f->logbuf, (size_t) got, from, final, &rc);
+        pos += used;
+        if (final)
             break;
-        if (r == HCOMP_MAP_DAMAGED) {
-            if (lost && f->lost_records++ == 0)
-                f->lost_at = f->consumed + at;
-            continue;
-        }
-        if (rec.type == HCOMP_REC_SEGMENT)
-            rc = apply_segment(f, &rec);
-        else if (rec.type == HCOMP_REC_PIECE)
-            rc = apply_piece(f, &rec);
-        else if (rec.type == HCOMP_REC_SIZE)
-            rc = apply_size(f, &rec);
-        else if (rec.type == HCOMP_REC_RELOCATE)
-            rc = apply_relocate(f, &rec);
-        f->tail_stats = rec.type == HCOMP_REC_STATS ? f->tail_stats + (pos - at) : 0;
-        if (rc != 0)
-            break;
+        if (used == 0)
+            chunk = chunk > SIZE_MAX / 2 ? SIZE_MAX : 2 * chunk;
     }
     if (rc == 0)
         rc = flush_replayed(f);

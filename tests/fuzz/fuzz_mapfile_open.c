@@ -11,12 +11,14 @@
  * a message (never "out of memory" on these small inputs); the size is stable; a read
  * returns exactly min(len, size - off) bytes; reading a range whole and in two parts,
  * and again, gives the same bytes (the one-piece cache is consistent); a lazy reader
- * (HCOMP_O_LAZY) opens where the reader did and gives the same size and first bytes. */
+ * (HCOMP_O_LAZY) opens where the reader did and gives the same size and first bytes; so
+ * does a reader whose replay reads the log in chunks of a few bytes (hcomp_log_chunk). */
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 #include "hcomp.h"
 #include "fuzz_mapfix.h"
 #include "file/mapfile.h"
+#include "file/file_internal.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -175,6 +177,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   (unsigned long long) g2, x, (unsigned long long) g1);
         }
         check_code(hcomp_file_close(g, &err), &err, "lazy close");
+        /* a replay that reads the log in tiny chunks builds the same */
+        size_t saved = hcomp_log_chunk;
+        hcomp_log_chunk = 1 + m % 29;
+        hcomp_file *h = NULL;
+        int o = hcomp_file_open("map", HCOMP_O_RDONLY, 0, 1, NULL, &h, &err);
+        hcomp_log_chunk = saved;
+        check_code(o, &err, "chunked open");
+        CHECK(o == HCOMP_OK, "an open replaying in chunks of %zu failed where the open "
+              "succeeded: %s", (size_t) (1 + m % 29), err.msg);
+        uint64_t s4 = 0;
+        int d = hcomp_file_size(h, &s4, &err);
+        CHECK(d == a && s4 == s1, "replayed in chunks: size %d %llu, whole %d %llu", d,
+              (unsigned long long) s4, a, (unsigned long long) s1);
+        if (a == HCOMP_OK) {
+            uint64_t n = s1 < sizeof(b1) ? s1 : sizeof(b1), g1 = 0, g2 = 0;
+            int x = hcomp_file_pread(f, b1, n, 0, &g1, &err);
+            int y = hcomp_file_pread(h, b2, n, 0, &g2, &err);
+            CHECK(x == y && g1 == g2 && (x != HCOMP_OK || memcmp(b1, b2, n) == 0),
+                  "replayed in chunks reads %d/%llu, whole %d/%llu (or other bytes)", y,
+                  (unsigned long long) g2, x, (unsigned long long) g1);
+        }
+        check_code(hcomp_file_close(h, &err), &err, "chunked close");
         rc = hcomp_file_close(f, &err);
         check_code(rc, &err, "close");
     }

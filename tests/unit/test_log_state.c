@@ -241,11 +241,79 @@ static void test_foreign_or_damaged_state_refused(void **state)
     free(sa2);
 }
 
+/* a replay reading the log in chunks of `chunk` bytes builds what one read whole builds:
+ * the same state, damage passed over and lost, and the same bytes */
+static void expect_chunked_like_whole(fixture *fx, const char *path, int readable)
+{
+    size_t saved = hcomp_log_chunk;
+    hcomp_file *a = open_file(fx, path, HCOMP_O_RDONLY);
+    size_t la;
+    unsigned char *sa = state_of(a, &la);
+    static const size_t chunks[] = {1, 5, 12, 13, 100, 333, 4096};
+    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+        hcomp_log_chunk = chunks[i];
+        hcomp_file *b = open_file(fx, path, HCOMP_O_RDONLY);
+        hcomp_log_chunk = saved;
+        assert_true(b->consumed == a->consumed);
+        assert_true(b->skipped == a->skipped);
+        assert_true(b->lost_records == a->lost_records);
+        assert_true(b->lost_at == a->lost_at);
+        assert_true(b->tail_stats == a->tail_stats);
+        if (readable) {
+            expect_like(b, sa, la, a);
+        } else {
+            expect_same_tables(a, b);
+            close_ok(b);
+        }
+    }
+    close_ok(a);
+    free(sa);
+}
+
+static void test_chunked_replay_equals_whole(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_drain", "close");
+    set_opt(fx, "hcomp_piece_size", "64KiB");
+    set_opt(fx, "hcomp_reclaim", "never");
+    write_config(fx, "256KiB");
+    char path[PATH_MAX];
+    file_path(fx, "chunked.hc", path, sizeof(path));
+    uint64_t s = 11;
+    random_ops(fx, path, &s, 100, 3);
+    expect_chunked_like_whole(fx, path, 1);
+
+    /* a torn append at the end (half a record): both stop before it */
+    off_t end = file_length(path);
+    int fd = open(path, O_RDONLY);
+    unsigned char rec[40];
+    assert_int_equal(pread(fd, rec, sizeof(rec), 64), (ssize_t) sizeof(rec));
+    close(fd);
+    fd = open(path, O_WRONLY | O_APPEND);
+    assert_int_equal(write(fd, rec, 20), 20);
+    close(fd);
+    expect_chunked_like_whole(fx, path, 1);
+    assert_int_equal(truncate(path, end), 0);
+
+    /* damage in the middle of the log, then records after it: passed over alike */
+    flip_byte(path, end / 2);
+    flip_byte(path, end / 2 + 1);
+    expect_chunked_like_whole(fx, path, 0);
+    /* a long stretch of garbage: its end is found past many chunks */
+    unsigned char junk[700];
+    memset(junk, 0xa5, sizeof(junk));
+    fd = open(path, O_WRONLY);
+    assert_int_equal(pwrite(fd, junk, sizeof(junk), end / 3), (ssize_t) sizeof(junk));
+    close(fd);
+    expect_chunked_like_whole(fx, path, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_state_equals_own_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_or_damaged_state_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chunked_replay_equals_whole, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
