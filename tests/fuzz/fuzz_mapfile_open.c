@@ -108,6 +108,28 @@ static void read_checks(hcomp_file *f, uint64_t size, uint64_t off, uint64_t len
               "parts", (unsigned long long) len, (unsigned long long) off);
 }
 
+/* g (then closed) has the size of reader f (size query a, size s) and reads its first
+ * bytes as f does */
+static void expect_like_reader(hcomp_file *g, hcomp_file *f, int a, uint64_t s,
+                               const char *what)
+{
+    hcomp_error err = {0};
+    uint64_t sg = 0;
+    int c = hcomp_file_size(g, &sg, &err);
+    check_code(c, &err, what);
+    CHECK(c == a && sg == s, "%s's size: %d %llu, the reader's %d %llu", what, c,
+          (unsigned long long) sg, a, (unsigned long long) s);
+    if (a == HCOMP_OK) {
+        uint64_t n = s < sizeof(b1) ? s : sizeof(b1), g1 = 0, g2 = 0;
+        int x = hcomp_file_pread(f, b1, n, 0, &g1, &err);
+        int y = hcomp_file_pread(g, b2, n, 0, &g2, &err);
+        CHECK(x == y && g1 == g2 && (x != HCOMP_OK || memcmp(b1, b2, n) == 0),
+              "%s reads %d/%llu, the reader %d/%llu (or other bytes)", what, y,
+              (unsigned long long) g2, x, (unsigned long long) g1);
+    }
+    check_code(hcomp_file_close(g, &err), &err, what);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (cwd_fd < 0 && (cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -163,20 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int l = hcomp_file_open("map", HCOMP_O_RDONLY | HCOMP_O_LAZY, 0, 1, NULL, &g, &err);
         check_code(l, &err, "lazy open");
         CHECK(l == HCOMP_OK, "a lazy open failed where the open succeeded: %s", err.msg);
-        uint64_t s3 = 0;
-        int c = hcomp_file_size(g, &s3, &err);
-        check_code(c, &err, "lazy size");
-        CHECK(c == a && s3 == s1, "a lazy reader's size: %d %llu, the reader's %d %llu", c,
-              (unsigned long long) s3, a, (unsigned long long) s1);
-        if (a == HCOMP_OK) {
-            uint64_t n = s1 < sizeof(b1) ? s1 : sizeof(b1), g1 = 0, g2 = 0;
-            int x = hcomp_file_pread(f, b1, n, 0, &g1, &err);
-            int y = hcomp_file_pread(g, b2, n, 0, &g2, &err);
-            CHECK(x == y && g1 == g2 && (x != HCOMP_OK || memcmp(b1, b2, n) == 0),
-                  "a lazy reader reads %d/%llu, the reader %d/%llu (or other bytes)", y,
-                  (unsigned long long) g2, x, (unsigned long long) g1);
-        }
-        check_code(hcomp_file_close(g, &err), &err, "lazy close");
+        expect_like_reader(g, f, a, s1, "a lazy reader");
         /* a replay that reads the log in tiny chunks builds the same */
         size_t saved = hcomp_log_chunk;
         hcomp_log_chunk = 1 + m % 29;
@@ -186,19 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_code(o, &err, "chunked open");
         CHECK(o == HCOMP_OK, "an open replaying in chunks of %zu failed where the open "
               "succeeded: %s", (size_t) (1 + m % 29), err.msg);
-        uint64_t s4 = 0;
-        int d = hcomp_file_size(h, &s4, &err);
-        CHECK(d == a && s4 == s1, "replayed in chunks: size %d %llu, whole %d %llu", d,
-              (unsigned long long) s4, a, (unsigned long long) s1);
-        if (a == HCOMP_OK) {
-            uint64_t n = s1 < sizeof(b1) ? s1 : sizeof(b1), g1 = 0, g2 = 0;
-            int x = hcomp_file_pread(f, b1, n, 0, &g1, &err);
-            int y = hcomp_file_pread(h, b2, n, 0, &g2, &err);
-            CHECK(x == y && g1 == g2 && (x != HCOMP_OK || memcmp(b1, b2, n) == 0),
-                  "replayed in chunks reads %d/%llu, whole %d/%llu (or other bytes)", y,
-                  (unsigned long long) g2, x, (unsigned long long) g1);
-        }
-        check_code(hcomp_file_close(h, &err), &err, "chunked close");
+        expect_like_reader(h, f, a, s1, "a reader replaying in chunks");
         rc = hcomp_file_close(f, &err);
         check_code(rc, &err, "close");
     }
