@@ -330,6 +330,8 @@ void hcomp_read_cache_clear(hcomp_file *f, int release);
 /* The descriptor of segment s, opened if it is not (logical bytes [off, off + len) name
  * what a failure was reading). */
 int hcomp_segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len, hcomp_error *err);
+/* Whether segment s is on a tier whose speed hcomp emulates. */
+int hcomp_segment_emulated(const hcomp_file *f, const hcomp_segment *s);
 /* After a read of logical bytes [off, end): advise what a sequential reader reads next. */
 void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end);
 /* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before

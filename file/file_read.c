@@ -389,7 +389,7 @@ typedef struct read_window {
     uint64_t stored;         /* their stored bytes to read into f->rbuf */
 } read_window;
 
-static int tier_emulated(const hcomp_file *f, const hcomp_segment *s)
+int hcomp_segment_emulated(const hcomp_file *f, const hcomp_segment *s)
 {
     for (int t = 0; t < f->cfg.ntiers; t++)
         if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
@@ -417,7 +417,7 @@ static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full
      * it is and wanted whole is read straight into the caller's buffer there too), unless
      * the tier is emulated: its speed is one process's, so its reads take turns, in the
      * caller (neighbours merged into one read) */
-    u->in_job = !tier_emulated(f, s);
+    u->in_job = !hcomp_segment_emulated(f, s);
     if (u->whole) {
         hcomp_piece_header h = {p->start, p->raw_len, p->stored_len, p->codec, p->filter,
                                 p->frame != 0};

@@ -18,7 +18,6 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define RA_MIN_WINDOW (256u << 10)
 #define RA_MAX_RUN 16          /* the window stops doubling here (2^16 x the read) */
@@ -38,14 +37,6 @@ static int by_fd_then_offset(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static int tier_emulated(const hcomp_file *f, const hcomp_segment *s)
-{
-    for (int t = 0; t < f->cfg.ntiers; t++)
-        if (strcmp(f->cfg.tier[t].name, s->tier) == 0)
-            return f->cfg.tier[t].emulate;
-    return 0;
-}
-
 /* Advise the stored bytes of the pieces behind logical bytes [from, to). */
 static void advise(hcomp_file *f, uint64_t from, uint64_t to)
 {
@@ -61,7 +52,7 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to)
         const hcomp_piece *p = &f->pieces[e->piece];
         hcomp_segment *s = &f->segs[p->seg];
         hcomp_error ignored;
-        if (tier_emulated(f, s) || hcomp_segment_fd(f, s, e->off, 0, &ignored) != HCOMP_OK)
+        if (hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, e->off, 0, &ignored) != HCOMP_OK)
             continue;   /* the read that wants it reports why, if it fails */
         if (n == cap) {
             size_t c = cap ? 2 * cap : 64;
