@@ -40,13 +40,23 @@ int hcomp_frame_encode(const hcomp_codec *c, int level, int filter, uint32_t blo
         if (clen >= raw) {          /* stored as it is: the reader knows it by its length */
             memcpy(dst + pos, in, raw);
             clen = raw;
+            hcomp_block_table_set(table, i, raw, 0);    /* checksummed below, if kept */
         } else {
             ++*any;
+            hcomp_block_table_set(table, i, (uint32_t) clen, hcomp_crc32(dst + pos, clen));
         }
-        hcomp_block_table_set(table, i, (uint32_t) clen, hcomp_crc32(dst + pos, clen));
         pos += clen;
     }
     *dst_len = pos;
+    /* a piece no block of which shrank is framed again in HCOMP_BLOCK_AS_IS blocks by the
+     * caller: its blocks at this size are checksummed only when some others shrank */
+    for (uint32_t i = 0, at = 0; *any > 0 && i < n; i++) {
+        uint32_t raw = i + 1 < n ? block_size : len - i * block_size;
+        uint32_t s = hcomp_block_stored(table, i);
+        if (s == raw)
+            hcomp_block_table_set(table, i, s, hcomp_crc32(dst + at, s));
+        at += s;
+    }
     return HCOMP_OK;
 }
 

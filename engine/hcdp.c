@@ -59,9 +59,11 @@ static uint64_t stored(const hcdp_input *in, uint64_t len, int c)
 {
     double r = in->cand[c].ratio > 1.0 ? in->cand[c].ratio : 1.0;
     uint64_t n = pieces(in, len), over = HEADER * n;
-    if (in->block_size)     /* each piece's block table (a bound: blocks counted per piece) */
-        over += (uint64_t) HCOMP_BLOCK_TABLE_FIXED * n +
-                HCOMP_BLOCK_ENTRY * ((len + in->block_size - 1) / in->block_size + n);
+    if (in->block_size) {   /* each piece's block table (a bound: blocks counted per piece);
+                               pieces stored as they are have blocks of HCOMP_BLOCK_AS_IS */
+        uint64_t b = r > 1.0 ? in->block_size : HCOMP_BLOCK_AS_IS;
+        over += (uint64_t) HCOMP_BLOCK_TABLE_FIXED * n + HCOMP_BLOCK_ENTRY * ((len + b - 1) / b + n);
+    }
     return (uint64_t) ceil((double) len / r) + over;
 }
 

@@ -31,6 +31,7 @@ static void encode_framed(hcomp_job *j, const hcomp_codec *c)
     if (grow_or_fail(j, &j->table, &j->table_cap, tlen) != 0)
         return;
     j->table_len = (uint32_t) tlen;
+    j->block_used = j->block_size;
     uint32_t any = 0;
     if (c != NULL && c->id != HCOMP_CODEC_NONE) {
         size_t bound = hcomp_frame_bound(c, j->len, j->block_size), blen = 0;
@@ -55,7 +56,12 @@ static void encode_framed(hcomp_job *j, const hcomp_codec *c)
         }
     }
     if (any == 0) {
-        hcomp_frame_table_raw(j->block_size, j->src, j->len, j->table);
+        tlen = hcomp_block_table_size(hcomp_frame_blocks(j->len, HCOMP_BLOCK_AS_IS));
+        if (grow_or_fail(j, &j->table, &j->table_cap, tlen) != 0)
+            return;
+        hcomp_frame_table_raw(HCOMP_BLOCK_AS_IS, j->src, j->len, j->table);
+        j->table_len = (uint32_t) tlen;
+        j->block_used = HCOMP_BLOCK_AS_IS;
         j->stored = (uint32_t) tlen + j->len;
     }
     j->crc = hcomp_crc32(j->table, tlen);
@@ -68,6 +74,7 @@ static void encode(hcomp_job *j)
     j->stored = j->len;
     j->coded = j->len;
     j->table_len = 0;
+    j->block_used = 0;
     j->codec_used = HCOMP_CODEC_NONE;
     j->filter_used = HCOMP_FILTER_NONE;
     j->rc = HCOMP_OK;
@@ -125,7 +132,15 @@ static void decode(hcomp_job *j)
             j->rc = HCOMP_E_CORRUPT;
         return;
     }
-    j->bad_crc = hcomp_crc32(j->src, j->len) != j->want_crc;
+    if (j->block_crcs != NULL) {    /* blocks stored as they are, each its own checksum */
+        for (uint32_t at = 0, i = 0; at < j->len && !j->bad_crc; at += j->check_block, i++) {
+            uint32_t n = j->len - at < j->check_block ? j->len - at : j->check_block;
+            j->bad_crc = hcomp_crc32(j->src + at, n) != j->block_crcs[i];
+            j->bad_block = j->bad_crc ? (int64_t) i : -1;
+        }
+    } else {
+        j->bad_crc = hcomp_crc32(j->src, j->len) != j->want_crc;
+    }
     if (j->bad_crc || c == NULL)
         j->rc = HCOMP_E_CORRUPT;
     else if (c->id == HCOMP_CODEC_NONE && j->filter == HCOMP_FILTER_NONE) {

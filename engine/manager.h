@@ -28,6 +28,11 @@ typedef struct hcomp_job {
     int blocks_at_dst;              /* decode, framed (block_size > 0): src holds only the
                                        table; the blocks, stored as they are, were read
                                        straight to dst: check them there */
+    const uint32_t *block_crcs;     /* decode, unframed, codec none: not NULL when src holds
+                                       several blocks stored as they are, of check_block
+                                       bytes each (the last may be shorter), each with its
+                                       own checksum here (want_crc is then unused) */
+    uint32_t check_block;
     /* decode: called first, on the job's thread, to bring the stored bytes to src (the
      * caller's I/O: the pool overlaps one job's reading with another's decoding); not 0:
      * the job fails with HCOMP_E_IO, the caller knows why */
@@ -43,6 +48,8 @@ typedef struct hcomp_job {
     /* out (encode) */
     const unsigned char *payload;   /* what follows the table: src (raw) or out */
     uint32_t table_len;             /* 0 unframed */
+    uint32_t block_used;            /* framed: the blocks' size (HCOMP_BLOCK_AS_IS when no
+                                       block shrank, else block_size) */
     uint32_t stored;                /* the piece's payload: table_len + bytes at payload */
     uint32_t crc;                   /* the record's checksum: of the payload, or the table */
     uint32_t coded;                 /* the codec's output size (even if stored raw) */
@@ -52,7 +59,8 @@ typedef struct hcomp_job {
     int rc;                         /* HCOMP_OK or an error code; decode: HCOMP_E_CORRUPT */
     int bad_crc;                    /* decode: a checksum did not match */
     int64_t bad_block;              /* decode, whole framed piece: the first damaged block
-                                       (-1: its table, or none) */
+                                       (-1: its table, or none); with block_crcs: the
+                                       first damaged of them */
     int state;                      /* 0 queued, 1 running, 2 done */
 } hcomp_job;
 

@@ -99,7 +99,7 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
         rc = hcomp_append_moved(f, t, iov, 3, seg_id, old_off, job->stored, job->crc,
                           job->codec_used, job->filter_used,
                           job->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN : job->level,
-                          job->table_len ? hcomp_frame_of_block_size(block_size) : 0, err);
+                          job->table_len ? hcomp_frame_of_block_size(job->block_used) : 0, err);
         if (rc != HCOMP_E_NOSPC)
             return rc;          /* else that tier is marked full now: the next one */
     }

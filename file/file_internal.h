@@ -157,6 +157,8 @@ struct hcomp_file {
     unsigned ra_run;
     struct hcomp_read_unit *units;     /* a read's blocks to fetch and decode */
     size_t units_cap;
+    uint32_t *unit_crcs;               /* the checksums of units of several blocks */
+    size_t unit_crcs_cap;
     hcomp_job *rjobs;                  /* their decode jobs */
     size_t rjobs_cap;
 };

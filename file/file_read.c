@@ -25,12 +25,18 @@
 #define READ_WINDOW_UNITS 512u
 #define READ_RETRIES 64
 #define READ_ADVICE_GAP (64u << 10)  /* stored bytes apart, in one advice (advise_window) */
+/* Neighbouring blocks stored as they are and wanted whole are read and checked as one unit
+ * of at most this many bytes (a piece stored as it is has 4 KiB blocks). */
+#define READ_SPAN_BYTES (256u << 10)
 
 /* What a read fetches and decodes: one block of a framed piece, or a whole piece (an
  * unframed one always; a framed one the read wants all of, read and decoded or checked in
  * one job: one I/O per piece). */
 typedef struct hcomp_read_unit {
-    uint32_t piece, block;   /* block: its number; 0 for a whole piece */
+    uint32_t piece, block;   /* block: its (first) number; 0 for a whole piece */
+    uint32_t nblk;           /* blocks it holds: more than one only for neighbours stored as
+                                they are (their checksums at f->unit_crcs[crcs]) */
+    uint32_t crcs;
     uint64_t at;             /* offset of its stored bytes in the segment */
     uint32_t stored, raw, crc;
     int whole;               /* the whole piece: its header is read with it and checked */
@@ -260,9 +266,11 @@ void hcomp_read_cache_clear(hcomp_file *f, int release)
             free(f->rjobs[j].tmp);
         free(f->rjobs);
         free(f->units);
+        free(f->unit_crcs);
         f->rjobs = NULL;
         f->units = NULL;
-        f->rjobs_cap = f->units_cap = 0;
+        f->unit_crcs = NULL;
+        f->rjobs_cap = f->units_cap = f->unit_crcs_cap = 0;
     }
 }
 
@@ -387,6 +395,7 @@ static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **o
 typedef struct read_window {
     size_t n;                /* units */
     uint64_t stored;         /* their stored bytes to read into f->rbuf */
+    size_t ncrcs;            /* checksums in f->unit_crcs */
 } read_window;
 
 int hcomp_segment_emulated(const hcomp_file *f, const hcomp_segment *s)
@@ -447,6 +456,32 @@ static int unit_target(hcomp_file *f, hcomp_read_unit *u, unsigned char *to, uin
     return 0;
 }
 
+/* Add block unit u to the window's last unit when both are blocks stored as they are,
+ * neighbours in the piece and in the caller's buffer, wanted whole: one read and one job
+ * for what would be a job per 4 KiB block of a piece stored as it is. 1: added; 0: not;
+ * -1: out of memory. */
+static int span_extend(hcomp_file *f, read_window *w, const hcomp_read_unit *u)
+{
+    hcomp_read_unit *v = w->n > 0 ? &f->units[w->n - 1] : NULL;
+    if (v == NULL || u->whole || v->whole || !u->as_is || !v->as_is || u->slot >= 0 ||
+        v->slot >= 0 || v->piece != u->piece || v->block + v->nblk != u->block ||
+        v->at + v->stored != u->at || v->dst + v->raw != u->dst ||
+        v->raw + u->raw > READ_SPAN_BYTES)
+        return 0;
+    if (hcomp_grow_array(&f->unit_crcs, &f->unit_crcs_cap, w->ncrcs + 2,
+                         sizeof(*f->unit_crcs)) != 0)
+        return -1;
+    if (v->nblk == 1) {
+        v->crcs = (uint32_t) w->ncrcs;
+        f->unit_crcs[w->ncrcs++] = v->crc;
+    }
+    f->unit_crcs[w->ncrcs++] = u->crc;
+    v->nblk++;
+    v->raw += u->raw;
+    v->stored += u->stored;
+    return 1;
+}
+
 /* Plan the blocks of piece idx that logical bytes [lo, hi) of it (the caller's out) need:
  * copy those cached, queue the others. *done: how far it got before the window filled. */
 static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, uint32_t hi,
@@ -496,9 +531,16 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
                                                                                piece_block_size(p)));
         }
         u.logical = p->start + a;
+        u.nblk = 1;
         if (unit_target(f, &u, to, b0, a, z) != 0)
             return w->n > 0 ? HCOMP_OK
                             : hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
+        if ((rc = span_extend(f, w, &u)) != 0) {
+            if (rc < 0)
+                return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
+            *done = z;
+            continue;
+        }
         if ((rc = add_unit(f, w, &u, &full, err)) != HCOMP_OK || full) {
             if (u.slot >= 0)
                 f->cache[u.slot].piece = -1;
@@ -585,9 +627,13 @@ static int unit_failed(hcomp_file *f, const hcomp_read_unit *u, const hcomp_job 
                           (unsigned long long) u->logical);
     if (u->bad_hdr)
         return header_mismatch(f, p, err);
-    uint32_t bs = u->whole ? piece_block_size(p) : u->raw;
+    uint32_t bs = u->whole || u->nblk > 1 ? piece_block_size(p) : u->raw;
     uint64_t b0 = p->start + (u->whole ? 0 : (uint64_t) u->block * piece_block_size(p));
     uint64_t b1 = b0 + u->raw;
+    if (!u->whole && u->nblk > 1 && j != NULL && j->bad_block >= 0) {  /* which block */
+        b0 += (uint64_t) j->bad_block * bs;
+        b1 = b0 + bs < b1 ? b0 + bs : b1;
+    }
     if (u->whole && p->frame) {
         if (j->bad_block < 0)
             return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the block table of the piece at %llu of "
@@ -706,6 +752,8 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         j->dst = u->dst;
         j->dst_len = u->raw;
         j->want_crc = u->crc;
+        j->block_crcs = u->nblk > 1 ? f->unit_crcs + u->crcs : NULL;
+        j->check_block = piece_block_size(p);
         j->fetch = u->in_job ? unit_fetch : NULL;
         j->fetch_arg = &f->units[k];
     }
@@ -748,7 +796,7 @@ static int read_range(hcomp_file *f, unsigned char *out, uint64_t off, uint64_t 
 {
     size_t i = hcomp_extent_map_find(&f->map, cur);
     while (cur < end) {
-        read_window w = {0, 0};
+        read_window w = {0, 0, 0};
         int rc = HCOMP_OK;
         uint64_t planned = cur;
         while (planned < end && rc == HCOMP_OK) {

@@ -90,7 +90,9 @@ uint32_t hcomp_file_block_size(const hcomp_file *f)
 
 uint64_t hcomp_piece_room_raw(const hcomp_file *f, uint64_t len)
 {
-    uint32_t b = hcomp_file_block_size(f);
+    /* a piece stored as it is: framed in HCOMP_BLOCK_AS_IS blocks, the most a piece of
+     * len bytes takes with any codec (a block that does not shrink is stored as it is) */
+    uint32_t b = hcomp_file_block_size(f) ? HCOMP_BLOCK_AS_IS : 0;
     uint64_t n = b ? (len + b - 1) / b : 0;
     return HCOMP_PIECE_HEADER_SIZE + len + (b ? HCOMP_BLOCK_TABLE_FIXED + HCOMP_BLOCK_ENTRY * n : 0);
 }
@@ -202,7 +204,7 @@ static int store(hcomp_file *f, int t, uint64_t start, uint32_t raw_len, const h
     if (hcomp_map_encode_piece(&f->batch, f->tw[t].seg_id, seg_off, p->stored, raw_len, p->crc,
                                p->codec_used, p->filter_used,
                                p->codec_used == HCOMP_CODEC_NONE ? HCOMP_MAP_LEVEL_UNKNOWN : p->level,
-                               p->table_len ? hcomp_frame_of_block_size(p->block_size) : 0,
+                               p->table_len ? hcomp_frame_of_block_size(p->block_used) : 0,
                                &e, 1) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     hcomp_file_stats *s = &f->stats;

@@ -115,11 +115,12 @@ static inline void set_opt(fixture *fx, const char *key, const char *value)
 
 /* ---- data --------------------------------------------------------------------------- */
 
-/* What a piece of len logical bytes stored as it is takes in a new (format-2) file with
- * the default block size (256 KiB): its 16-byte header, its block table, the bytes. */
+/* What a piece of len logical bytes stored as it is takes in a new (format-2) file,
+ * whatever the block size (such a piece has 4 KiB blocks): its 16-byte header, its block
+ * table, the bytes. */
 static inline uint64_t raw_piece_bytes(uint64_t len)
 {
-    return 16 + 8 + 8 * ((len + 262143) / 262144) + len;
+    return 16 + 8 + 8 * ((len + 4095) / 4096) + len;   /* framed in 4 KiB blocks */
 }
 
 static inline uint64_t rng(uint64_t *s) /* splitmix64 */

@@ -123,6 +123,41 @@ static void test_small_reads_fetch_blocks(void **state)
     free(d);
 }
 
+/* Pieces that do not compress are framed in 4 KiB blocks whatever the block size (here
+ * the default, 256 KiB): a 4 KiB read of them fetches 4 or 8 KiB and a table, not a
+ * 256 KiB block; the file is no more than 0.2% larger than its data for it. */
+static void test_small_reads_of_pieces_stored_as_they_are(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "as-is-reads", path, sizeof(path));
+    const uint64_t len = 8u << 20;
+    unsigned char *d = random_data(len, 12);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    hcomp_stats st;
+    stat_ok(path, &st);
+    assert_true(st.codec[HCOMP_CODEC_NONE].pieces == st.pieces);    /* premise: noise */
+    assert_true(st.stored_bytes <= len + len / 500 + 64 * st.pieces);
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d, 1, 0);       /* the log is replayed */
+    uint64_t before = (uint64_t) proc_bytes_read(), seed = 9;
+    const int reads = 32;
+    for (int i = 0; i < reads; i++) {
+        uint64_t o = rng(&seed) % (len - 4096);
+        expect_bytes(f, d + o, 4096, o);
+    }
+    uint64_t touched = (uint64_t) proc_bytes_read() - before;
+    uint64_t most = (uint64_t) reads * (2 * 4096 + 16 + 8 + 8 * 256);
+    if (touched > most)
+        fail_msg("%d reads of 4 KiB of pieces stored as they are fetched %llu bytes (at most "
+                 "%llu expected; a block of the file's size is 256 KiB)", reads,
+                 (unsigned long long) touched, (unsigned long long) most);
+    close_ok(f);
+    free(d);
+}
+
 /* The stored bytes' offset in seg of block k of the piece that starts at seg offset at. */
 static uint64_t block_at(const char *seg, uint64_t at, uint32_t k, uint32_t *stored)
 {
@@ -220,21 +255,38 @@ static void test_raw_pieces_read_whole(void **state)
     if (calls > 8 && !RUNNING_ON_VALGRIND)
         fail_msg("reading 8 pieces stored as they are took %llu read calls",
                  (unsigned long long) calls);
+    /* part of each end piece: the 4 KiB blocks wanted whole are read as spans, one call
+     * each (a table, an edge block and a span at each end, a call per piece between) */
+    calls = (uint64_t) proc_read_calls();
+    if (hcomp_file_pread(f, back, len - 3000, 1000, &n, &err) != HCOMP_OK)
+        fail_msg("read: %s", err.msg);
+    calls = (uint64_t) proc_read_calls() - calls - idle;
+    assert_true(n == len - 3000 && memcmp(back, d + 1000, len - 3000) == 0);
+    if (calls > 12 && !RUNNING_ON_VALGRIND)
+        fail_msg("reading parts of 2 pieces stored as they are and 6 whole took %llu read "
+                 "calls (a call per 4 KiB block?)", (unsigned long long) calls);
     close_ok(f);
 
-    /* block 3 of the second piece: logical bytes [65536 + 24576, 65536 + 32768) */
+    /* whatever the block size, a piece stored as it is has 4 KiB blocks: block 6 of the
+     * second piece holds logical bytes [65536 + 24576, 65536 + 28672) */
     uint64_t p1 = piece_end(seg, 0);
     uint32_t stored;
-    uint64_t at = block_at(seg, p1, 3, &stored);
-    assert_int_equal(stored, 8192);                 /* as it is */
+    uint64_t at = block_at(seg, p1, 6, &stored);
+    assert_int_equal(stored, 4096);                 /* as it is */
+    assert_int_equal(at, p1 + 16 + 8 + 8 * 16 + 6 * 4096);
     flip_byte(seg, (off_t) (at + 100));
-    const char *range = "[90112, 98304)";
+    const char *range = "[90112, 94208)";
     expect_read_fails(fx, path, len, 0, HCOMP_E_CORRUPT, range);                  /* the whole file */
     expect_read_fails(fx, path, 65536, 65536, HCOMP_E_CORRUPT, range);            /* its piece */
     expect_read_fails(fx, path, 10, 90112 + 100, HCOMP_E_CORRUPT, range);         /* the block */
+    /* part of the piece, its blocks read as one span, checked block by block */
+    expect_read_fails(fx, path, 40000, 66000, HCOMP_E_CORRUPT, range);
+    expect_read_fails(fx, path, 8192, 90112, HCOMP_E_CORRUPT, range);
     f = open_file(fx, path, HCOMP_O_RDONLY);   /* the rest of its piece reads right */
     expect_bytes(f, d + 65536, 90112 - 65536, 65536);
-    expect_bytes(f, d + 98304, 131072 - 98304, 98304);
+    expect_bytes(f, d + 94208, 131072 - 94208, 94208);
+    expect_bytes(f, d + 66000, 90112 - 66000, 66000);
+    expect_bytes(f, d + 94208 + 1, 131072 - 94208 - 2, 94208 + 1);
     expect_bytes(f, d, 65536, 0);
     expect_bytes(f, d + 131072, len - 131072, 131072);
     close_ok(f);
@@ -244,6 +296,7 @@ static void test_raw_pieces_read_whole(void **state)
     uint64_t p2 = piece_end(seg, p1);
     flip_byte(seg, (off_t) (p2 + 16 + 8 + 8 * 2 + 1));     /* block 2's entry */
     expect_read_fails(fx, path, 65536, 131072, HCOMP_E_CORRUPT, "block table");
+    expect_read_fails(fx, path, 100, 131072 + 5000, HCOMP_E_CORRUPT, "block table");
     expect_read_fails(fx, path, len, 0, HCOMP_E_CORRUPT, "[131072, 196608)");
     f = open_file(fx, path, HCOMP_O_RDONLY);
     expect_bytes(f, d, 131072, 0);
@@ -318,6 +371,8 @@ int main(void)
         cmocka_unit_test(test_block_size_hint),
         cmocka_unit_test_setup_teardown(test_reads_every_alignment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_fetch_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_reads_of_pieces_stored_as_they_are, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_damaged_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_pieces_read_whole, setup, teardown),
     };
