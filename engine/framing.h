@@ -16,7 +16,8 @@ size_t hcomp_frame_bound(const hcomp_codec *c, uint32_t len, uint32_t block_size
  * table (hcomp_block_table_size(blocks) bytes): a block that does not shrink is stored as
  * it is. *dst_len: the blocks' bytes; *coded: the codec's output summed over the blocks
  * (what it made, even where a block was stored as it is); *any: blocks the codec shrank.
- * Returns the codec's error, or HCOMP_OK. */
+ * When *any is 0 the table's checksums are not filled in (such a piece is framed again in
+ * HCOMP_BLOCK_AS_IS blocks: hcomp_frame_table_raw). Returns the codec's error, or HCOMP_OK. */
 int hcomp_frame_encode(const hcomp_codec *c, int level, int filter, uint32_t block_size,
                        const unsigned char *src, uint32_t len, unsigned char **tmp,
                        size_t *tmp_cap, unsigned char *dst, size_t dst_cap, unsigned char *table,
