@@ -138,6 +138,7 @@ struct hcomp_file {
         size_t cap;
         int64_t piece;         /* -1: empty */
         uint32_t block;        /* 0 for an unframed piece */
+        uint32_t nblk;         /* the blocks from there it holds (pieces stored as they are) */
         uint64_t used;         /* when last used (f->cache_tick) */
     } cache[HCOMP_READ_CACHE_SLOTS];
     uint64_t cache_tick;
@@ -155,6 +156,7 @@ struct hcomp_file {
      * how many reads the run has had, the logical end of what was advised */
     uint64_t ra_next, ra_to;
     unsigned ra_run;
+    int ra_seq;                /* the read being made continues a sequential run */
     struct hcomp_read_unit *units;     /* a read's blocks to fetch and decode */
     size_t units_cap;
     uint32_t *unit_crcs;               /* the checksums of units of several blocks */

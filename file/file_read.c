@@ -28,6 +28,7 @@
 /* Neighbouring blocks stored as they are and wanted whole are read and checked as one unit
  * of at most this many bytes (a piece stored as it is has 4 KiB blocks). */
 #define READ_SPAN_BYTES (256u << 10)
+#define READ_AHEAD_FROM (64u << 10)  /* span_ahead: the bytes of a read it may copy */
 
 /* What a read fetches and decodes: one block of a framed piece, or a whole piece (an
  * unframed one always; a framed one the read wants all of, read and decoded or checked in
@@ -279,7 +280,8 @@ void hcomp_read_cache_clear(hcomp_file *f, int release)
 static int cache_find(const hcomp_file *f, uint32_t piece, uint32_t block)
 {
     for (int i = 0; i < HCOMP_READ_CACHE_SLOTS; i++)
-        if (f->cache[i].piece == (int64_t) piece && f->cache[i].block == block)
+        if (f->cache[i].piece == (int64_t) piece && block >= f->cache[i].block &&
+            block - f->cache[i].block < f->cache[i].nblk)
             return i;
     return -1;
 }
@@ -410,7 +412,8 @@ int hcomp_segment_emulated(const hcomp_file *f, const hcomp_segment *s)
 static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full,
                     hcomp_error *err)
 {
-    uint32_t staged = u->as_is && u->slot < 0 ? u->table_len : u->stored;
+    uint32_t staged = u->as_is && u->slot < 0 ? u->table_len
+                    : u->as_is && !u->whole && u->nblk > 1 ? 0 : u->stored;
     *full = w->n >= READ_WINDOW_UNITS || (w->n > 0 && w->stored + staged > READ_WINDOW_BYTES);
     if (*full)
         return HCOMP_OK;
@@ -482,6 +485,30 @@ static int span_extend(hcomp_file *f, read_window *w, const hcomp_read_unit *u)
     return 1;
 }
 
+/* A sequential read whose last READ_AHEAD_FROM bytes or less in a piece stored as it is
+ * (table t, blocks of bs bytes) start in block u->block reads them with the piece's next
+ * blocks into the block cache, READ_SPAN_BYTES in all, as one unit: the next reads of the
+ * run find their bytes there, instead of each small read fetching a 4 KiB block or two (a
+ * read, a job and an advice each). */
+static int span_ahead(hcomp_file *f, read_window *w, const struct hcomp_table_cache *t,
+                      hcomp_read_unit *u, uint32_t bs)
+{
+    uint32_t last = u->block + READ_SPAN_BYTES / bs;
+    if (last > t->nblocks)
+        last = t->nblocks;
+    if (last <= u->block + 1)
+        return HCOMP_OK;
+    if (hcomp_grow_array(&f->unit_crcs, &f->unit_crcs_cap, w->ncrcs + (last - u->block),
+                         sizeof(*f->unit_crcs)) != 0)
+        return HCOMP_E_NOMEM;
+    u->crcs = (uint32_t) w->ncrcs;
+    for (uint32_t k = u->block; k < last; k++)
+        f->unit_crcs[w->ncrcs++] = hcomp_block_crc(t->t, k);
+    u->nblk = last - u->block;
+    u->stored = u->raw = (uint32_t) (t->at[last] - t->at[u->block]);
+    return HCOMP_OK;
+}
+
 /* Plan the blocks of piece idx that logical bytes [lo, hi) of it (the caller's out) need:
  * copy those cached, queue the others. *done: how far it got before the window filled. */
 static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, uint32_t hi,
@@ -510,10 +537,14 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
         unsigned char *to = out + (a - lo);
         /* (a framed piece's cached blocks are its blocks, not the whole piece) */
         int c = whole && p->frame ? -1 : cache_find(f, idx, k);
-        if (c >= 0) {
-            memcpy(to, f->cache[c].buf + (a - b0), z - a);
-            f->cache[c].used = ++f->cache_tick;
-            *done = z;
+        if (c >= 0) {           /* as far as the slot goes (a span holds several blocks) */
+            struct hcomp_read_cache *cs = &f->cache[c];
+            uint64_t span_end = (uint64_t) (cs->block + cs->nblk) * bs;
+            uint32_t zz = span_end < hi ? (uint32_t) span_end : hi;
+            memcpy(to, cs->buf + (size_t) (k - cs->block) * bs + (a - b0), zz - a);
+            cs->used = ++f->cache_tick;
+            *done = zz;
+            k = (zz - 1) / bs;  /* the loop goes on at the block after */
             continue;
         }
         hcomp_read_unit u = {0};
@@ -532,6 +563,12 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
         }
         u.logical = p->start + a;
         u.nblk = 1;
+        if (hi - b0 <= READ_AHEAD_FROM && hi < p->raw_len && t != NULL &&
+            p->codec == HCOMP_CODEC_NONE && f->ra_seq && f->opts.read_ahead > 0) {
+            if ((rc = span_ahead(f, w, t, &u, bs)) != HCOMP_OK)
+                return hcomp_fail(err, rc, "%s: out of memory reading", f->path);
+            z = hi;             /* the span goes past the read's end */
+        }
         if (unit_target(f, &u, to, b0, a, z) != 0)
             return w->n > 0 ? HCOMP_OK
                             : hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading", f->path);
@@ -706,6 +743,21 @@ static void advise_window(hcomp_file *f, const read_window *w)
     }
 }
 
+/* A span taken ahead (span_ahead) whose damaged block lies beyond what the read wanted:
+ * the blocks before it were checked and are in the slot, so the read goes on and only they
+ * are kept; a read of the damaged block fetches it again and fails there. */
+static int span_ahead_kept(hcomp_file *f, hcomp_read_unit *u, const hcomp_job *j)
+{
+    if (u->whole || u->slot < 0 || u->nblk < 2 || !j->bad_crc || j->bad_block <= 0 ||
+        u->read_errno || u->short_read)
+        return 0;
+    uint32_t bs = piece_block_size(&f->pieces[u->piece]);
+    if ((uint64_t) u->copy_from + u->copy_len > (uint64_t) j->bad_block * bs)
+        return 0;
+    u->nblk = (uint32_t) j->bad_block;
+    return 1;
+}
+
 /* Fetch and decode the window's units; *failed: the logical offset of the first that
  * failed (the bytes before it are in place). */
 static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_error *err)
@@ -728,8 +780,8 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         if (u->as_is && u->slot < 0 && u->table_len) {
             u->src = stage;         /* its table; its blocks go straight to the caller */
             stage += u->table_len;
-        } else if (u->as_is && u->slot < 0) {
-            u->src = u->dst;        /* straight into the caller's buffer */
+        } else if (u->as_is && (u->slot < 0 || (!u->whole && u->nblk > 1))) {
+            u->src = u->dst;        /* straight into the caller's buffer, or a span's slot */
         } else {
             u->src = stage;
             stage += u->stored;
@@ -768,6 +820,8 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         const hcomp_piece *p = &f->pieces[u->piece];
         if (u->in_job && k < njobs && !u->read_errno && !u->short_read)
             observe_read(f, &f->segs[p->seg], u->stored, u->read_s);
+        if (k < njobs && f->rjobs[k].rc != HCOMP_OK && span_ahead_kept(f, u, &f->rjobs[k]))
+            f->rjobs[k].rc = HCOMP_OK;
         if (k >= njobs || f->rjobs[k].rc != HCOMP_OK) {
             int rc = unit_failed(f, u, k < njobs ? &f->rjobs[k] : NULL, err);
             *failed = u->logical;
@@ -779,6 +833,7 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         if (u->slot >= 0) {
             f->cache[u->slot].piece = u->piece;
             f->cache[u->slot].block = u->block;
+            f->cache[u->slot].nblk = u->nblk;
             memcpy(u->copy_to, u->dst + u->copy_from, u->copy_len);
         }
         if (!u->as_is && p->level != HCOMP_MAP_LEVEL_UNKNOWN && fed != (int64_t) u->piece) {
@@ -847,6 +902,7 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
         return HCOMP_OK;
     uint64_t end = f->size - off < len ? f->size : off + len;
     uint64_t cur = off;
+    f->ra_seq = off == f->ra_next;
     for (int retries = 0;; retries++) {
         uint64_t generation = f->generation, failed = cur;
         rc = read_range(f, buf, off, cur, end, &failed, err);

@@ -186,6 +186,82 @@ static uint64_t piece_end(const char *seg, uint64_t at)
     return at + 16 + hcomp_get_u32(h + 12);
 }
 
+/* n sequential reads of len bytes from off on one handle, checked against d; returns the
+ * read calls they made. */
+static uint64_t sequential_reads(hcomp_file *f, const unsigned char *d, uint64_t off,
+                                 uint64_t len, int n)
+{
+    uint64_t idle = (uint64_t) proc_read_calls();
+    idle = (uint64_t) proc_read_calls() - idle;
+    uint64_t calls = (uint64_t) proc_read_calls();
+    for (int i = 0; i < n; i++)
+        expect_bytes(f, d + off + (uint64_t) i * len, len, off + (uint64_t) i * len);
+    return (uint64_t) proc_read_calls() - calls - idle;
+}
+
+/* A sequential reader of small pieces of a piece stored as it is (4 KiB blocks) takes the
+ * next 256 KiB of the piece into the block cache with the read that needs a block, so 64
+ * reads of 1 KiB make three read calls (the table, the first block, the span), not one per
+ * 4 KiB block; not
+ * with read-ahead off, nor for scattered reads. A damaged block in a span taken ahead fails
+ * only the reads of its bytes. */
+static void test_sequential_small_reads_take_blocks_ahead(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_codec", "none");
+    char path[PATH_MAX], seg[PATH_MAX];
+    file_path(fx, "seq-small", path, sizeof(path));
+    const uint64_t len = 4u << 20;
+    unsigned char *d = random_data(len, 21);
+    write_one_segment(fx, path, d, len, seg);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d + len - 1, 1, len - 1);       /* the log is replayed */
+    /* the table; the first read's block (a run starts with the second read); the span */
+    uint64_t calls = sequential_reads(f, d, 0, 1024, 64);
+    if (calls > 3 && !RUNNING_ON_VALGRIND)
+        fail_msg("64 sequential reads of 1 KiB made %llu read calls", (unsigned long long) calls);
+    /* the run goes on past the span, and across the piece's edge */
+    expect_bytes(f, d + 65536, 1048576 + 5000 - 65536, 65536);
+    calls = sequential_reads(f, d, 1048576 + 5000, 3000, 20);
+    if (calls > 2 && !RUNNING_ON_VALGRIND)
+        fail_msg("20 sequential reads of 3000 bytes made %llu read calls",
+                 (unsigned long long) calls);
+    close_ok(f);
+
+    set_opt(fx, "hcomp_read_ahead", "0");
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d + len - 1, 1, len - 1);
+    calls = sequential_reads(f, d, 0, 1024, 64);
+    if (calls < 16 && !RUNNING_ON_VALGRIND)
+        fail_msg("with read-ahead off, 64 reads of 1 KiB made %llu read calls (16 blocks)",
+                 (unsigned long long) calls);
+    close_ok(f);
+    set_opt(fx, "hcomp_read_ahead", "16MiB");
+
+    /* block 40 of the third piece damaged: a run reading up to it reads right, a read of
+     * it fails naming it, the run goes on after it */
+    uint64_t p1 = piece_end(seg, 0), p2 = piece_end(seg, p1);
+    uint32_t stored;
+    uint64_t at = block_at(seg, p2, 40, &stored);
+    assert_int_equal(stored, 4096);
+    flip_byte(seg, (off_t) (at + 7));
+    const uint64_t b40 = 2 * 1048576 + 40 * 4096;
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d, 1, 0);
+    sequential_reads(f, d, 2 * 1048576 + 8192, 1024, 40 * 4 - 8);  /* up to b40 */
+    unsigned char buf[1024];
+    uint64_t n;
+    hcomp_error err;
+    int rc = hcomp_file_pread(f, buf, 1024, b40, &n, &err);
+    if (rc != HCOMP_E_CORRUPT || strstr(err.msg, "[2260992, 2265088)") == NULL)
+        fail_msg("reading the damaged block: %s (%s)", hcomp_code_name(rc), err.msg);
+    expect_bytes(f, d + b40 + 4096, 4096, b40 + 4096);
+    sequential_reads(f, d, b40 + 8192, 1024, 8);
+    close_ok(f);
+    flip_byte(seg, (off_t) (at + 7));
+    free(d);
+}
+
 static void test_damaged_block(void **state)
 {
     fixture *fx = *state;
@@ -372,6 +448,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reads_every_alignment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_fetch_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_of_pieces_stored_as_they_are, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sequential_small_reads_take_blocks_ahead, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_damaged_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_pieces_read_whole, setup, teardown),
