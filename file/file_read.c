@@ -28,7 +28,7 @@
 /* Neighbouring blocks stored as they are and wanted whole are read and checked as one unit
  * of at most this many bytes (a piece stored as it is has 4 KiB blocks). */
 #define READ_SPAN_BYTES (256u << 10)
-#define READ_AHEAD_FROM (64u << 10)  /* span_ahead: the bytes of a read it may copy */
+#define READ_AHEAD_FROM (256u << 10) /* span_ahead: the bytes of a read it may copy */
 
 /* What a read fetches and decodes: one block of a framed piece, or a whole piece (an
  * unframed one always; a framed one the read wants all of, read and decoded or checked in
@@ -486,14 +486,14 @@ static int span_extend(hcomp_file *f, read_window *w, const hcomp_read_unit *u)
 }
 
 /* A sequential read whose last READ_AHEAD_FROM bytes or less in a piece stored as it is
- * (table t, blocks of bs bytes) start in block u->block reads them with the piece's next
- * blocks into the block cache, READ_SPAN_BYTES in all, as one unit: the next reads of the
- * run find their bytes there, instead of each small read fetching a 4 KiB block or two (a
+ * (table t, blocks of bs bytes) start in block u->block and end at hi reads them with the
+ * piece's next READ_SPAN_BYTES into the block cache as one unit: the next reads of the run
+ * find their bytes there, instead of each small read fetching a 4 KiB block or two (a
  * read, a job and an advice each). */
 static int span_ahead(hcomp_file *f, read_window *w, const struct hcomp_table_cache *t,
-                      hcomp_read_unit *u, uint32_t bs)
+                      hcomp_read_unit *u, uint32_t bs, uint32_t hi)
 {
-    uint32_t last = u->block + READ_SPAN_BYTES / bs;
+    uint32_t last = (hi + bs - 1) / bs + READ_SPAN_BYTES / bs;
     if (last > t->nblocks)
         last = t->nblocks;
     if (last <= u->block + 1)
@@ -565,7 +565,7 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
         u.nblk = 1;
         if (hi - b0 <= READ_AHEAD_FROM && hi < p->raw_len && t != NULL &&
             p->codec == HCOMP_CODEC_NONE && f->ra_seq && f->opts.read_ahead > 0) {
-            if ((rc = span_ahead(f, w, t, &u, bs)) != HCOMP_OK)
+            if ((rc = span_ahead(f, w, t, &u, bs, hi)) != HCOMP_OK)
                 return hcomp_fail(err, rc, "%s: out of memory reading", f->path);
             z = hi;             /* the span goes past the read's end */
         }
