@@ -36,7 +36,8 @@ int main(int argc, char **argv)
     static const struct { const char *codec; int level, filter; } cf[] = {
         {"lz4", 1, HCOMP_FILTER_NONE}, {"zstd", 1, HCOMP_FILTER_NONE},
         {"zstd", 1, HCOMP_FILTER_SHUFFLE4}, {"blosc-lz4", 5, HCOMP_FILTER_BITSHUFFLE4},
-        {"blosc-zstd", 1, HCOMP_FILTER_BITSHUFFLE4}, {"zlib", 6, HCOMP_FILTER_SHUFFLE4}};
+        {"blosc-zstd", 1, HCOMP_FILTER_BITSHUFFLE4}, {"zlib", 6, HCOMP_FILTER_SHUFFLE4},
+        {"snappy", 0, HCOMP_FILTER_NONE}, {"snappy", 0, HCOMP_FILTER_SHUFFLE4}};
     static const size_t bs[] = {8192, 16384, 32768, 65536, 131072, 262144, PIECE};
     printf("%-11s %-7s", "codec", "filter");
     for (size_t b = 0; b < sizeof(bs) / sizeof(bs[0]); b++)
