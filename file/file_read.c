@@ -368,10 +368,28 @@ static int piece_pread(hcomp_file *f, uint32_t idx, unsigned char *buf, size_t l
     return HCOMP_OK;
 }
 
-/* The block table of framed piece idx: from the cache, or read with the piece header
- * and checked. */
-static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **out,
-                       hcomp_error *err)
+/* Before a piece stored as it is has its table read for logical bytes [lo, hi) of it, the
+ * blocks that hold them are handed to the kernel: their place follows from the record
+ * (every block as it is, in blocks of the record's size), so a cold read waits for one
+ * disk round trip instead of two, the table's and then the blocks'. Advice only. */
+static void advise_blocks_as_is(hcomp_file *f, const hcomp_piece *p, uint32_t lo, uint32_t hi)
+{
+    hcomp_segment *s = &f->segs[p->seg];
+    hcomp_error ignored;
+    uint32_t bs = piece_block_size(p);
+    if (p->codec != HCOMP_CODEC_NONE || p->frame == 0 || f->opts.read_ahead == 0 || hi <= lo ||
+        hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
+        return;
+    uint64_t at = p->seg_off + HCOMP_PIECE_HEADER_SIZE +
+                  hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, bs));
+    uint64_t a = at + (uint64_t) (lo / bs) * bs, b = at + ((uint64_t) (hi - 1) / bs + 1) * bs;
+    (void) posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED);
+}
+
+/* The block table of framed piece idx, which a read wants logical bytes [lo, hi) of: from
+ * the cache, or read with the piece header and checked. */
+static int piece_table(hcomp_file *f, uint32_t idx, uint32_t lo, uint32_t hi,
+                       struct hcomp_table_cache **out, hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
     const hcomp_segment *s = &f->segs[p->seg];
@@ -388,6 +406,7 @@ static int piece_table(hcomp_file *f, uint32_t idx, struct hcomp_table_cache **o
     size_t len = HCOMP_PIECE_HEADER_SIZE + tlen;
     if (hcomp_grow(&t->t, &t->t_cap, len) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    advise_blocks_as_is(f, p, lo, hi);
     int rc = piece_pread(f, idx, t->t, len, err);
     return rc == HCOMP_OK ? table_keep(f, idx, t->t, t, err) : rc;
 }
@@ -527,7 +546,7 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
     int raw_framed = whole && p->frame != 0 && p->codec == HCOMP_CODEC_NONE &&
                      p->filter == HCOMP_FILTER_NONE;
     struct hcomp_table_cache *t = NULL;
-    if (!whole && (rc = piece_table(f, idx, &t, err)) != HCOMP_OK)
+    if (!whole && (rc = piece_table(f, idx, lo, hi, &t, err)) != HCOMP_OK)
         return rc;
     if (whole)
         bs = p->raw_len;
