@@ -34,6 +34,8 @@ typedef struct hcomp_file_stats {
     uint64_t drained_bytes, drain_errors;   /* background drain */
     uint64_t sync_moved_bytes;  /* copied off volatile tiers by durable syncs */
     uint64_t readahead_bytes;   /* stored bytes advised ahead of sequential reads */
+    uint64_t block_advice_bytes;    /* stored bytes of blocks advised before their piece's
+                                       table was read (pieces stored as they are) */
     double t_sync_move;         /* the time those copies took */
     /* reclaiming at close (the file layer's, counted here to be printed with the rest) */
     uint64_t overwritten_freed; /* blocks of overwritten pieces punched out after writes */

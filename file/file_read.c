@@ -383,7 +383,8 @@ static void advise_blocks_as_is(hcomp_file *f, const hcomp_piece *p, uint32_t lo
     uint64_t at = p->seg_off + HCOMP_PIECE_HEADER_SIZE +
                   hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, bs));
     uint64_t a = at + (uint64_t) (lo / bs) * bs, b = at + ((uint64_t) (hi - 1) / bs + 1) * bs;
-    (void) posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED);
+    if (posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED) == 0)
+        f->stats.block_advice_bytes += b - a;
 }
 
 /* The block table of framed piece idx, which a read wants logical bytes [lo, hi) of: from

@@ -10,6 +10,7 @@
 
 #include "file_fixture.h"
 #include "file/tools.h"
+#include "file/file_internal.h"
 #include "tiers/piece_header.h"
 #include "common/util.h"
 #include "../proc_io.h"
@@ -154,6 +155,23 @@ static void test_small_reads_of_pieces_stored_as_they_are(void **state)
         fail_msg("%d reads of 4 KiB of pieces stored as they are fetched %llu bytes (at most "
                  "%llu expected; a block of the file's size is 256 KiB)", reads,
                  (unsigned long long) touched, (unsigned long long) most);
+    close_ok(f);
+
+    /* a read that needs a piece's table first advises the blocks it wants (and only they)
+     * before reading it, so that both I/Os are in flight when cold; not when the table is
+     * known, nor with read-ahead off */
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d + 3 * 1048576 + 5000, 4096, 3 * 1048576 + 5000);   /* blocks 1 and 2 */
+    assert_int_equal(f->stats.block_advice_bytes, 8192);
+    expect_bytes(f, d + 3 * 1048576 + 20000, 100, 3 * 1048576 + 20000);  /* table known */
+    assert_int_equal(f->stats.block_advice_bytes, 8192);
+    expect_bytes(f, d + 5 * 1048576 + 8192, 4096, 5 * 1048576 + 8192);   /* block 2 */
+    assert_int_equal(f->stats.block_advice_bytes, 8192 + 4096);
+    close_ok(f);
+    set_opt(fx, "hcomp_read_ahead", "0");
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d + 3 * 1048576 + 5000, 4096, 3 * 1048576 + 5000);
+    assert_int_equal(f->stats.block_advice_bytes, 0);
     close_ok(f);
     free(d);
 }
