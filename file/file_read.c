@@ -587,7 +587,7 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
             p->codec == HCOMP_CODEC_NONE && f->ra_seq && f->opts.read_ahead > 0) {
             if ((rc = span_ahead(f, w, t, &u, bs, hi)) != HCOMP_OK)
                 return hcomp_fail(err, rc, "%s: out of memory reading", f->path);
-            z = hi;             /* the span goes past the read's end */
+            z = hi < b0 + u.raw ? hi : b0 + u.raw;  /* the span goes past the read's end */
         }
         if (unit_target(f, &u, to, b0, a, z) != 0)
             return w->n > 0 ? HCOMP_OK
