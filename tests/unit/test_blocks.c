@@ -92,6 +92,20 @@ static void test_reads_every_alignment(void **state)
     }
 }
 
+/* The bytes that reads of 4 KiB at n random offsets of f (len bytes, d) read from
+ * storage, after a first read that replays the log; every read checked. */
+static uint64_t random_reads_fetch(hcomp_file *f, const unsigned char *d, uint64_t len, int n,
+                                   uint64_t seed)
+{
+    expect_bytes(f, d, 1, 0);
+    uint64_t before = (uint64_t) proc_bytes_read();
+    for (int i = 0; i < n; i++) {
+        uint64_t o = rng(&seed) % (len - 4096);
+        expect_bytes(f, d + o, 4096, o);
+    }
+    return (uint64_t) proc_bytes_read() - before;
+}
+
 /* 4 KiB reads of a file of 1 MiB pieces in 8 KiB blocks fetch their blocks, not their
  * pieces (nor the tables of the whole file). */
 static void test_small_reads_fetch_blocks(void **state)
@@ -107,14 +121,8 @@ static void test_small_reads_fetch_blocks(void **state)
     pwrite_ok(f, d, len, 0);
     close_ok(f);
     f = open_file(fx, path, HCOMP_O_RDONLY);
-    expect_bytes(f, d, 1, 0);       /* the log is replayed */
-    uint64_t before = (uint64_t) proc_bytes_read(), seed = 5;
     const int reads = 32;
-    for (int i = 0; i < reads; i++) {
-        uint64_t o = rng(&seed) % (len - 4096);
-        expect_bytes(f, d + o, 4096, o);
-    }
-    uint64_t touched = (uint64_t) proc_bytes_read() - before;
+    uint64_t touched = random_reads_fetch(f, d, len, reads, 5);
     /* a 4 KiB read touches at most two blocks, a piece header and table each */
     uint64_t most = (uint64_t) reads * 2 * (8192 + 16 + 8 + 8 * 128);
     if (touched > most)
@@ -142,14 +150,8 @@ static void test_small_reads_of_pieces_stored_as_they_are(void **state)
     assert_true(st.codec[HCOMP_CODEC_NONE].pieces == st.pieces);    /* premise: noise */
     assert_true(st.stored_bytes <= len + len / 500 + 64 * st.pieces);
     f = open_file(fx, path, HCOMP_O_RDONLY);
-    expect_bytes(f, d, 1, 0);       /* the log is replayed */
-    uint64_t before = (uint64_t) proc_bytes_read(), seed = 9;
     const int reads = 32;
-    for (int i = 0; i < reads; i++) {
-        uint64_t o = rng(&seed) % (len - 4096);
-        expect_bytes(f, d + o, 4096, o);
-    }
-    uint64_t touched = (uint64_t) proc_bytes_read() - before;
+    uint64_t touched = random_reads_fetch(f, d, len, reads, 9);
     uint64_t most = (uint64_t) reads * (2 * 4096 + 16 + 8 + 8 * 256);
     if (touched > most)
         fail_msg("%d reads of 4 KiB of pieces stored as they are fetched %llu bytes (at most "
