@@ -104,7 +104,7 @@ static void test_shuffle_layout(void **state)
     (void) state;
     static const struct { int filter; unsigned e; } fs[] = {{HCOMP_FILTER_SHUFFLE4, 4},
                                                            {HCOMP_FILTER_SHUFFLE8, 8}};
-    unsigned char in[203], out[203], back[203];
+    unsigned char in[611], out[611], back[611];     /* several 16-element runs, and tails */
     for (size_t k = 0; k < 2; k++)
         for (size_t len = 0; len <= sizeof(in); len++) {
             for (size_t j = 0; j < len; j++)
