@@ -54,9 +54,12 @@ typedef struct hcomp_analysis_slot {
     double form_resid[HCOMP_FORMS];
     unsigned form_n[HCOMP_FORMS];
     unsigned form_tried;       /* bit f: a plan has tried form f (explore_form) */
-    int nobs;                  /* the codec:levels observed on this data (their own */
-    unsigned obs_codec[HCOMP_SLOT_OBSERVED];   /* predictions hold for it) */
-    int obs_level[HCOMP_SLOT_OBSERVED];
+    int nobs;                  /* the codec:level:forms observed on this data, and the */
+    unsigned obs_codec[HCOMP_SLOT_OBSERVED];   /* mean log ratio their pieces made (a */
+    int obs_level[HCOMP_SLOT_OBSERVED];        /* running mean of the last few): what */
+    int obs_form[HCOMP_SLOT_OBSERVED];         /* they are predicted to make on it */
+    double obs_lratio[HCOMP_SLOT_OBSERVED];
+    unsigned obs_n[HCOMP_SLOT_OBSERVED];
     int plan_valid, plan_ntiers, plan_cand_n;
     uint64_t plan_size;
     uint32_t plan_sig;
@@ -116,6 +119,9 @@ typedef struct hcomp_task_plan {
     int slot;                 /* the engine's analysis slot it was planned from */
     hcdp_input input;         /* candidates, tiers, weights */
     hcdp_plan hcdp;           /* the parts */
+    int trial_from;           /* >= 0: part 0 is a trial of a form never tried, in place of
+                                 this candidate, the plan's choice; the writer encodes
+                                 both and keeps the smaller piece (-1: no trial) */
 } hcomp_task_plan;
 
 /* Smallest part of a piece worth placing on a tier when splitting. */

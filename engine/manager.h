@@ -62,6 +62,23 @@ typedef struct hcomp_job {
                                        (-1: its table, or none); with block_crcs: the
                                        first damaged of them */
     int state;                      /* 0 queued, 1 running, 2 done */
+    /* encode: a second way to store the same bytes (a trial's planned choice), encoded
+     * after the first; the smaller piece is kept, and codec, level and filter then name
+     * the kept one. alt_out and alt_table are the second encoding's buffers (the caller
+     * owns them, as out and table: the two may swap) */
+    int has_alt;
+    unsigned alt_codec;
+    int alt_level, alt_filter;
+    unsigned char *alt_out;
+    size_t alt_out_cap;
+    unsigned char *alt_table;
+    size_t alt_table_cap;
+    /* out (has_alt): the encoding not kept, for the predictor's feedback (other_coded 0:
+     * it failed) */
+    unsigned other_codec;
+    int other_level, other_filter;
+    uint32_t other_coded;
+    double other_seconds;
 } hcomp_job;
 
 /* Encode (or decode) one job in the calling thread. */

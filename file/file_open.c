@@ -115,6 +115,8 @@ static void file_free(hcomp_file *f)
         free(f->jobs[j].out);
         free(f->jobs[j].tmp);
         free(f->jobs[j].table);
+        free(f->jobs[j].alt_out);
+        free(f->jobs[j].alt_table);
     }
     free(f->jobs);
     hcomp_wbuf_free(f);

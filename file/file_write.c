@@ -85,7 +85,7 @@ static int no_space(hcomp_file *f, uint64_t need, hcomp_error *err)
 
 uint32_t hcomp_file_block_size(const hcomp_file *f)
 {
-    return f->hdr.version >= 2 ? f->opts.block_size : 0;
+    return f->hdr.version >= 2 ? hcomp_options_block_size(&f->opts) : 0;
 }
 
 uint64_t hcomp_piece_room_raw(const hcomp_file *f, uint64_t len)
@@ -325,6 +325,7 @@ typedef struct piece_desc {
     unsigned codec;
     int level, filter, tier;
     uint64_t start;
+    int alt;            /* >= 0: the candidate a trial stands in for, encoded too */
 } piece_desc;
 
 #define WINDOW_BYTES (32u << 20)    /* pieces in flight per task: at most this many bytes */
@@ -438,7 +439,7 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             if (n > runs[r].len - run_pos)
                 n = runs[r].len - run_pos;
             d[j] = (piece_desc) {src + pos, (uint32_t) n, c->codec, c->level, c->filter, part->tier,
-                                 runs[r].off + run_pos};
+                                 runs[r].off + run_pos, p == 0 ? plan.trial_from : -1};
             done += n;
             pos += n;
             if ((run_pos += n) == runs[r].len && r + 1 < nruns) {
@@ -467,6 +468,15 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             job->filter = d[w0 + k].filter;
             job->decode = 0;
             job->block_size = hcomp_file_block_size(f);
+            /* a trial costs the piece nothing: the plan's choice is encoded too, the
+             * smaller kept, both observed */
+            job->has_alt = d[w0 + k].alt >= 0;
+            if (job->has_alt) {
+                const hcdp_candidate *a = &plan.input.cand[d[w0 + k].alt];
+                job->alt_codec = a->codec;
+                job->alt_level = a->level;
+                job->alt_filter = a->filter;
+            }
         }
         hcomp_jobs_start(jobs, njobs, f->opts.threads);
         for (size_t k = 0; k < njobs; k++) {
@@ -476,7 +486,7 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             hcomp_job *job = &jobs[k];
             int t = d[w0 + k].tier;
             hcomp_monitor_queue(f->tw[t].mon, -(int64_t) job->len);
-            f->stats.t_compression += job->seconds;
+            f->stats.t_compression += job->seconds + (job->has_alt ? job->other_seconds : 0);
             if (rc != HCOMP_OK)
                 continue;       /* drain the queue before returning the error */
             if (job->rc != HCOMP_OK) {
@@ -498,9 +508,20 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
         /* the window's measured costs go to the predictor once its pieces are stored, not
          * between them: the compression threads are idle then, so the feedback neither
          * competes with them for the cores nor delays the next piece's I/O */
-        for (size_t k = 0; k < njobs; k++)
-            if (jobs[k].rc == HCOMP_OK)
-                hcomp_engine_feedback(&f->eng, &plan, &jobs[k]);
+        for (size_t k = 0; k < njobs; k++) {
+            if (jobs[k].rc != HCOMP_OK)
+                continue;
+            hcomp_engine_feedback(&f->eng, &plan, &jobs[k]);
+            if (jobs[k].has_alt && jobs[k].other_coded > 0) {
+                hcomp_job other = jobs[k];
+                other.codec = jobs[k].other_codec;
+                other.level = jobs[k].other_level;
+                other.filter = jobs[k].other_filter;
+                other.coded = jobs[k].other_coded;
+                other.seconds = jobs[k].other_seconds;
+                hcomp_engine_feedback(&f->eng, &plan, &other);
+            }
+        }
         if (rc != HCOMP_OK) {   /* the pieces of later windows were never queued for I/O */
             for (size_t k = w0 + njobs; k < npieces; k++)
                 hcomp_monitor_queue(f->tw[d[k].tier].mon, -(int64_t) d[k].len);

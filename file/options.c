@@ -312,17 +312,36 @@ static void opt_show_read_ahead(const hcomp_options *o, char *buf, size_t n)
 static int opt_parse_block_size(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     uint64_t n;
+    if (strcmp(v, "auto") == 0) {
+        o->block_size = 0;
+        return HCOMP_OK;
+    }
     if (hcomp_parse_size(v, &n) != 0 || n > HCOMP_BLOCK_MAX ||
         hcomp_frame_of_block_size((uint32_t) n) == 0)
-        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": must be a power of two "
-                          "between 4KiB and 64MiB (e.g. 262144 or 64KiB)", key, v);
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": must be \"auto\" or a power "
+                          "of two between 4KiB and 64MiB (e.g. 262144 or 64KiB)", key, v);
     o->block_size = (uint32_t) n;
     return HCOMP_OK;
 }
 
 static void opt_show_block_size(const hcomp_options *o, char *buf, size_t n)
 {
-    snprintf(buf, n, "%u", (unsigned) o->block_size);
+    if (o->block_size == 0)
+        snprintf(buf, n, "auto");
+    else
+        snprintf(buf, n, "%u", (unsigned) o->block_size);
+}
+
+uint32_t hcomp_options_block_size(const hcomp_options *o)
+{
+    if (o->block_size != 0)
+        return o->block_size;
+    if (o->priority != HCOMP_PRIO_ARCHIVAL || o->weights_set)
+        return HCOMP_BLOCK_AUTO;
+    uint32_t b = HCOMP_BLOCK_AS_IS;     /* 4 KiB: a piece is a multiple of it */
+    while (b < HCOMP_BLOCK_MAX && (uint64_t) b * 2 <= o->piece_size)
+        b *= 2;
+    return b;
 }
 
 static int opt_parse_threads(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
@@ -549,7 +568,7 @@ void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings
     set->wr = o->wr;
     set->feedback_interval = o->feedback_interval;
     set->piece_size = o->piece_size;
-    set->block_size = o->block_size;
+    set->block_size = hcomp_options_block_size(o);
     set->shuffle = o->shuffle;
     set->drain_at_close = o->drain == 1;
     snprintf(set->seed, sizeof(set->seed), "%s", hcomp_options_seed_path(o));

@@ -11,6 +11,7 @@
 
 #define HCOMP_PIECE_ALIGN 4096u
 #define HCOMP_PIECE_SIZE_MAX (64u << 20)
+#define HCOMP_BLOCK_AUTO (256u << 10)     /* "auto" block size but for archival */
 
 /*  X(hint name, default, parser, formatter) */
 #define HCOMP_OPTION_LIST(X)                                                        \
@@ -22,7 +23,7 @@
     X("hcomp_seed", "", opt_parse_seed, opt_show_seed)                              \
     X("hcomp_feedback_interval", "16", opt_parse_feedback, opt_show_feedback)       \
     X("hcomp_piece_size", "1048576", opt_parse_piece_size, opt_show_piece_size)     \
-    X("hcomp_block_size", "262144", opt_parse_block_size, opt_show_block_size)      \
+    X("hcomp_block_size", "auto", opt_parse_block_size, opt_show_block_size)        \
     X("hcomp_threads", "0", opt_parse_threads, opt_show_threads)                    \
     X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle)                 \
     X("hcomp_stats", "", opt_parse_stats, opt_show_stats)                           \
@@ -45,7 +46,8 @@ struct hcomp_options {
     char seed[PATH_MAX];            /* "" : $HCOMP_SEED, else the embedded default */
     unsigned feedback_interval;
     uint32_t piece_size;            /* multiple of 4096 */
-    uint32_t block_size;            /* pieces of format-2 files are framed in these */
+    uint32_t block_size;            /* pieces of format-2 files are framed in these;
+                                       0: "auto" (hcomp_options_block_size) */
     unsigned threads;               /* 0: as many as the cores */
     int shuffle;                    /* 1: a candidate when the data type allows it */
     int stats;                      /* -1: $HCOMP_STATS decides */
@@ -77,6 +79,11 @@ enum hcomp_priority {
 
 /* Effective seed path ("" for the embedded default) and stats switch. */
 const char *hcomp_options_seed_path(const hcomp_options *o);
+/* The block size pieces are framed in: the hint's, or for "auto" HCOMP_BLOCK_AUTO, except
+ * under the archival priority (its preset weights): the largest power of two that fits in
+ * a piece, so that each piece is one block (a compressor sees the whole piece: 0.1-0.2%
+ * more ratio for bit-shuffled zstd on particles; reads fetch whole pieces). */
+uint32_t hcomp_options_block_size(const hcomp_options *o);
 int hcomp_options_stats_on(const hcomp_options *o);
 /* What the options ask of the engine. */
 void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings *set);

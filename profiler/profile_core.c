@@ -38,6 +38,7 @@ size_t hcomp_profile_default_models(hcomp_model_id *out, size_t cap)
         {HCOMP_CODEC_BROTLI, 1}, {HCOMP_CODEC_BROTLI, 5}, {HCOMP_CODEC_SNAPPY, 0},
         {HCOMP_CODEC_LZMA, 1},
         {HCOMP_CODEC_BLOSC_LZ4, 5}, {HCOMP_CODEC_BLOSC_ZSTD, 1}, {HCOMP_CODEC_BLOSC_ZSTD, 5},
+        {HCOMP_CODEC_BLOSC_ZSTD, 6},
     };
     size_t n = sizeof(list) / sizeof(list[0]);
     for (size_t i = 0; i < n && i < cap; i++)

@@ -11,6 +11,7 @@
 #include "file_fixture.h"
 #include "file/tools.h"
 #include "file/file_internal.h"
+#include "file/options.h"
 #include "tiers/piece_header.h"
 #include "common/util.h"
 #include "../proc_io.h"
@@ -457,7 +458,65 @@ static void test_block_size_hint(void **state)
     }
     assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "64MiB", &e), HCOMP_OK);
     assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "4096", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 4096);
     hcomp_options_free(o);
+}
+
+/* "auto" (the default): 256 KiB blocks, but under the archival priority a piece is one
+ * block (the largest power of two in a piece), unless the hint or weights say otherwise */
+static void test_block_size_auto(void **state)
+{
+    (void) state;
+    hcomp_options *o = hcomp_options_new();
+    hcomp_error e;
+    assert_int_equal(hcomp_options_block_size(o), 262144);
+    assert_int_equal(hcomp_options_set(o, "hcomp_priority", "archival", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 1u << 20);
+    assert_int_equal(hcomp_options_set(o, "hcomp_piece_size", "1536KiB", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 1u << 20);
+    assert_int_equal(hcomp_options_set(o, "hcomp_piece_size", "64KiB", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 65536);
+    assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "8KiB", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 8192);
+    assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "auto", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 65536);
+    assert_int_equal(hcomp_options_set(o, "hcomp_weights", "0,0,1", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 262144);
+    hcomp_options_free(o);
+}
+
+/* A file written under archival frames each compressed 1 MiB piece in one block; its
+ * bytes read back, whole and in parts. */
+static void test_archival_pieces_one_block(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_priority", "archival");
+    set_opt(fx, "hcomp_codec", "zstd");
+    char path[PATH_MAX];
+    file_path(fx, "archival", path, sizeof(path));
+    const uint64_t len = 3u << 20;
+    unsigned char *d = text_data(len, 5);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d, len, 0);
+    close_ok(f);
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    unsigned char *back = malloc(len);
+    assert_non_null(back);
+    uint64_t got = 0;
+    hcomp_error e;
+    assert_int_equal(hcomp_file_pread(f, back + 100000, 5000, 100000, &got, &e), HCOMP_OK);
+    assert_memory_equal(back + 100000, d + 100000, 5000);
+    assert_int_equal(hcomp_file_pread(f, back, len, 0, &got, &e), HCOMP_OK);
+    assert_int_equal(got, len);
+    assert_memory_equal(back, d, len);
+    assert_int_equal(f->npieces, 3);
+    for (size_t i = 0; i < f->npieces; i++) {
+        assert_int_equal(f->pieces[i].codec, HCOMP_CODEC_ZSTD);
+        assert_int_equal(hcomp_frame_block_size(f->pieces[i].frame), 1u << 20);
+    }
+    close_ok(f);
+    free(back);
+    free(d);
 }
 
 int main(void)
@@ -465,6 +524,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_table_checks),
         cmocka_unit_test(test_block_size_hint),
+        cmocka_unit_test(test_block_size_auto),
+        cmocka_unit_test_setup_teardown(test_archival_pieces_one_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_every_alignment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_fetch_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_of_pieces_stored_as_they_are, setup,

@@ -21,6 +21,8 @@
 #include "engine/analyzer.h"
 #include "engine/engine.h"
 #include "engine/filter.h"
+#include "engine/framing.h"
+#include "engine/manager.h"
 #include "file/file_internal.h"
 #include "engine/predictor.h"
 
@@ -456,6 +458,147 @@ static int count_files(const char *dir)
     pclose(p);
     return n;
 }
+/* Encodes src with codec:level (and, alt_codec not NONE, the second way too) in 256 KiB
+ * blocks; decodes what the job kept and checks it is src. */
+static hcomp_job encode_job(const unsigned char *src, uint32_t len, unsigned codec, int level,
+                            unsigned alt_codec, int alt_level)
+{
+    hcomp_job j;
+    memset(&j, 0, sizeof j);
+    j.src = src;
+    j.len = len;
+    j.codec = codec;
+    j.level = level;
+    j.filter = HCOMP_FILTER_NONE;
+    j.block_size = 262144;
+    j.has_alt = alt_codec != HCOMP_CODEC_NONE;
+    j.alt_codec = alt_codec;
+    j.alt_level = alt_level;
+    j.alt_filter = HCOMP_FILTER_NONE;
+    hcomp_job_encode(&j);
+    assert_int_equal(j.rc, HCOMP_OK);
+    unsigned char *piece = malloc(j.stored), *back = malloc(len);
+    assert_non_null(piece);
+    assert_non_null(back);
+    memcpy(piece, j.table, j.table_len);
+    memcpy(piece + j.table_len, j.payload, j.stored - j.table_len);
+    hcomp_job d;
+    memset(&d, 0, sizeof d);
+    d.decode = 1;
+    d.src = piece;
+    d.len = j.stored;
+    d.codec = j.codec_used;
+    d.filter = j.filter_used;
+    d.block_size = j.block_used;
+    d.dst = back;
+    d.dst_len = len;
+    d.want_crc = j.crc;
+    hcomp_job_run(&d);
+    assert_int_equal(d.rc, HCOMP_OK);
+    assert_memory_equal(back, src, len);
+    free(d.tmp);
+    free(piece);
+    free(back);
+    return j;
+}
+
+static void job_free(hcomp_job *j)
+{
+    free(j->out);
+    free(j->tmp);
+    free(j->table);
+    free(j->alt_out);
+    free(j->alt_table);
+}
+
+/* A trial (a form never tried, in place of the plan's choice) costs its piece nothing:
+ * the job encodes both ways and keeps the smaller piece, whichever was asked first, and
+ * says what the other made for the predictor. */
+static void test_trial_keeps_smaller_piece(void **state)
+{
+    (void) state;
+    const uint32_t len = MIB;
+    char *t = text(len);
+    const unsigned char *src = (const unsigned char *) t;
+    hcomp_job lz4 = encode_job(src, len, HCOMP_CODEC_LZ4, 1, HCOMP_CODEC_NONE, 0);
+    hcomp_job zstd = encode_job(src, len, HCOMP_CODEC_ZSTD, 9, HCOMP_CODEC_NONE, 0);
+    assert_true(zstd.stored < lz4.stored);
+    for (int first_smaller = 0; first_smaller < 2; first_smaller++) {
+        hcomp_job j = first_smaller ? encode_job(src, len, HCOMP_CODEC_ZSTD, 9, HCOMP_CODEC_LZ4, 1)
+                                    : encode_job(src, len, HCOMP_CODEC_LZ4, 1, HCOMP_CODEC_ZSTD, 9);
+        assert_int_equal(j.codec, HCOMP_CODEC_ZSTD);
+        assert_int_equal(j.level, 9);
+        assert_int_equal(j.codec_used, HCOMP_CODEC_ZSTD);
+        assert_int_equal(j.stored, zstd.stored);
+        assert_int_equal(j.crc, zstd.crc);
+        assert_int_equal(j.other_codec, HCOMP_CODEC_LZ4);
+        assert_int_equal(j.other_level, 1);
+        assert_int_equal(j.other_coded, lz4.coded);
+        assert_true(j.other_seconds > 0);
+        job_free(&j);
+    }
+    job_free(&lz4);
+    job_free(&zstd);
+    free(t);
+}
+
+/* What a codec made on this data is what it is predicted to make on the next task of
+ * it: a model that stored pieces of a kind of data in a form is predicted by their
+ * ratio (their running mean), not by the regression's local correction. */
+static void test_observed_ratio_predicts(void **state)
+{
+    fixture *fx = *state;
+    const size_t ntask = 12, len = ntask * MIB;
+    float *x = particles(len / sizeof(float));
+    hcomp_options *o = opts(fx, "hcomp_weights", "0,0,1", "hcomp_drain", "never", NULL);
+    hcomp_error err;
+    hcomp_file *f;
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err),
+                     HCOMP_OK);
+    hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
+    const unsigned char *b = (const unsigned char *) x;
+    for (size_t i = 0; i + 1 < ntask; i++)
+        assert_int_equal(hcomp_file_pwrite(f, b + i * MIB, MIB, i * MIB, &err), HCOMP_OK);
+    static hcomp_task_plan plan;
+    assert_int_equal(hcomp_engine_plan(&f->eng, b + (ntask - 1) * MIB, MIB, &plan, &err), HCOMP_OK);
+    const hcomp_analysis_slot *a = &f->eng.aslot[plan.slot];
+    assert_true(a->nobs > 0);
+    unsigned char *out = malloc(2 * MIB), *tmp = NULL;
+    size_t tmp_cap = 0;
+    int checked = 0;
+    for (int c = 1; c < plan.input.ncand; c++) {
+        const hcdp_candidate *k = &plan.input.cand[c];
+        int form = k->filter == HCOMP_FILTER_NONE ? HCOMP_FORM_PLAIN
+                 : k->filter == HCOMP_FILTER_BITSHUFFLE4 || k->filter == HCOMP_FILTER_BITSHUFFLE8
+                 ? HCOMP_FORM_BITSHUFFLED : HCOMP_FORM_SHUFFLED;
+        for (int i = 0; i < a->nobs; i++) {
+            if (a->obs_codec[i] != k->codec || a->obs_level[i] != k->level || a->obs_form[i] != form)
+                continue;
+            if (fabs(k->ratio / exp(a->obs_lratio[i]) - 1.0) > 0.01)
+                fail_msg("%s:%d filter %d: predicted %.3f, its pieces of this data made %.3f",
+                         hcomp_codec_by_id(k->codec)->name, k->level, k->filter, k->ratio,
+                         exp(a->obs_lratio[i]));
+            /* and it is what the codec makes on the next task's bytes, within 3% */
+            size_t clen = 0;
+            assert_int_equal(hcomp_filter_encode(hcomp_codec_by_id(k->codec), k->level, k->filter,
+                                                 b + (ntask - 1) * MIB, MIB, &tmp, &tmp_cap, out,
+                                                 2 * MIB, &clen), HCOMP_OK);
+            double made = (double) MIB / (double) clen;
+            if (fabs(k->ratio / made - 1.0) > 0.03)
+                fail_msg("%s:%d filter %d: predicted %.3f after pieces of this data, makes %.3f",
+                         hcomp_codec_by_id(k->codec)->name, k->level, k->filter, k->ratio, made);
+            checked++;
+        }
+    }
+    assert_true(checked > 0);
+    free(out);
+    free(tmp);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    hcomp_options_free(o);
+    free(x);
+    delete_file(fx);
+}
+
 
 /* Two simulated nodes: node A writes with a node-local first tier. Without draining,
  * node B gets a clear error naming node A, never wrong bytes; with draining at close,
@@ -1025,6 +1168,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fixed_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shuffle_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archival_on_particles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trial_keeps_smaller_piece, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_observed_ratio_predicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_close_charged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
