@@ -671,6 +671,7 @@ static int analyze_task(hcomp_engine *e, const void *buf, uint64_t len, hcomp_ta
         memset(a->form_resid, 0, sizeof a->form_resid);
         memset(a->form_n, 0, sizeof a->form_n);
         a->form_tried = 0;
+        a->form_seen = 0;
         a->nobs = 0;
     }
     double fp2 = small ? 0.0 : fingerprint2(buf, len, e->dtype_hint);
@@ -778,7 +779,7 @@ static int plan_room_holds(const hcomp_analysis_slot *a, const hcdp_input *in)
  * plan of one compressed part is changed; returns whether it was. */
 #define EXPLORE_SLACK 2.0
 static int explore_form(hcomp_analysis_slot *a, const hcdp_input *in, hcdp_plan *plan,
-                        int *trial_from)
+                        hcomp_task_plan *task)
 {
     if (plan->nparts != 1 || plan->part[0].cand <= 0)
         return 0;
@@ -804,11 +805,50 @@ static int explore_form(hcomp_analysis_slot *a, const hcdp_input *in, hcdp_plan 
     if (best < 0 || best_cost > EXPLORE_SLACK * cost)
         return 0;
     a->form_tried |= 1u << form_of(in->cand[best].filter);
-    *trial_from = chosen;
+    task->alt[0] = chosen;      /* encoded too: the trial costs the piece nothing */
+    task->nalt = 1;
     plan->part[0].cand = best;
     plan->part[0].cost = best_cost;
     plan->cost += best_cost - cost;
     return 1;
+}
+
+/* A plan whose choice is in a form no piece of this data was observed in (its prediction
+ * is the regression's line, or a residual taken from other kinds of data: lzma on z
+ * positions as they are, 1.13 made where bit-shuffled zstd makes 1.39) is a trial too:
+ * the best candidate of each other form (none predicted slower than the choice) is
+ * encoded as well, the smallest piece kept, and every form is observed on this data at
+ * once. */
+static void fallback_of_untried(const hcomp_analysis_slot *a, const hcdp_input *in,
+                                const hcdp_plan *plan, hcomp_task_plan *task)
+{
+    if (plan->nparts != 1 || plan->part[0].cand <= 0)
+        return;
+    int form = form_of(in->cand[plan->part[0].cand].filter), t = plan->part[0].tier;
+    if (a->form_seen >> form & 1u)
+        return;
+    uint64_t len = plan->part[0].len;
+    /* none predicted slower than the choice: each at most doubles the piece's time */
+    double speed = in->cand[plan->part[0].cand].comp_Bps;
+    for (int f = 0; f < HCOMP_FORMS && task->nalt < HCOMP_JOB_ALTS; f++) {
+        if (f == form)
+            continue;
+        int best = -1;
+        double best_cost = 0;
+        for (int c = 1; c < in->ncand; c++) {
+            const hcdp_candidate *k = &in->cand[c];
+            if (form_of(k->filter) != f || !(k->ratio > 1.0) ||
+                (speed > 0 && k->comp_Bps > 0 && k->comp_Bps < speed))
+                continue;
+            double kc = hcdp_place_cost(in, len, t, c);
+            if (best < 0 || kc < best_cost) {
+                best = c;
+                best_cost = kc;
+            }
+        }
+        if (best >= 0)
+            task->alt[task->nalt++] = best;
+    }
 }
 
 int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task_plan *plan,
@@ -816,7 +856,7 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
 {
     double t0 = hcomp_now();
     int reused;
-    plan->trial_from = -1;
+    plan->nalt = 0;
     plan->slot = analyze_task(e, buf, len, plan, &reused);
     hcomp_analysis_slot *a = &e->aslot[plan->slot];
     double t1 = hcomp_now();
@@ -916,8 +956,10 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
         a->plan_options = e->settings_gen;
         a->plan_ntiers = in->ntiers;
         a->plan_hcdp = plan->hcdp;
-        if (explore_form(a, in, &plan->hcdp, &plan->trial_from))
+        if (explore_form(a, in, &plan->hcdp, plan))
             a->plan_valid = 0;      /* a trial, not a plan to repeat */
+        else
+            fallback_of_untried(a, in, &plan->hcdp, plan);
     }
     double t4 = hcomp_now();
     e->stats->t_analysis += t1 - t0;
@@ -1064,6 +1106,7 @@ void hcomp_engine_feedback(hcomp_engine *e, const hcomp_task_plan *plan, const h
             double speed = job->seconds > 0 ? (double) job->len / job->seconds : 0;
             hcomp_analysis_slot *a = &e->aslot[plan->slot];
             int form = form_of(job->filter), seen = -1;
+            a->form_seen |= 1u << form;
             for (int i = 0; i < a->nobs && seen < 0; i++)
                 if (a->obs_codec[i] == job->codec && a->obs_level[i] == job->level &&
                     a->obs_form[i] == form)

@@ -54,6 +54,8 @@ typedef struct hcomp_analysis_slot {
     double form_resid[HCOMP_FORMS];
     unsigned form_n[HCOMP_FORMS];
     unsigned form_tried;       /* bit f: a plan has tried form f (explore_form) */
+    unsigned form_seen;        /* bit f: pieces of this data in form f were observed (the
+                                  residuals taken from other kinds are not) */
     int nobs;                  /* the codec:level:forms observed on this data, and the */
     unsigned obs_codec[HCOMP_SLOT_OBSERVED];   /* mean log ratio their pieces made (a */
     int obs_level[HCOMP_SLOT_OBSERVED];        /* running mean of the last few): what */
@@ -119,9 +121,12 @@ typedef struct hcomp_task_plan {
     int slot;                 /* the engine's analysis slot it was planned from */
     hcdp_input input;         /* candidates, tiers, weights */
     hcdp_plan hcdp;           /* the parts */
-    int trial_from;           /* >= 0: part 0 is a trial of a form never tried, in place of
-                                 this candidate, the plan's choice; the writer encodes
-                                 both and keeps the smaller piece (-1: no trial) */
+    /* part 0's pieces are encoded with these candidates too, and each keeps the smallest
+     * encoding: when part 0 is a trial of a form never tried (alt: the plan's choice it
+     * stands in for), or when its choice is in a form not yet observed on this data
+     * (alt: the best candidate of each other form) */
+    int nalt;
+    int alt[HCOMP_JOB_ALTS];
 } hcomp_task_plan;
 
 /* Smallest part of a piece worth placing on a tier when splitting. */

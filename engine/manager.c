@@ -153,66 +153,66 @@ static void decode(hcomp_job *j)
         j->rc = HCOMP_E_CORRUPT;
 }
 
-/* The second encoding of a job (has_alt): into the alt buffers; where it is smaller the
- * job takes it (and the alt buffers take the first's), else it stays as it was. */
-static void encode_alt(hcomp_job *j)
+/* What the encoding o, not kept, made: the job's i-th other, for the predictor */
+static void note_other(hcomp_job *j, int i, const hcomp_job *o)
 {
-    hcomp_job a = *j;
-    a.has_alt = 0;
-    a.codec = j->alt_codec;
-    a.level = j->alt_level;
-    a.filter = j->alt_filter;
-    a.out = j->alt_out;
-    a.out_cap = j->alt_out_cap;
-    a.table = j->alt_table;
-    a.table_cap = j->alt_table_cap;
-    double t0 = hcomp_now();
-    encode(&a);
-    a.seconds = hcomp_now() - t0;
-    j->tmp = a.tmp;             /* shared scratch, maybe grown */
-    j->tmp_cap = a.tmp_cap;
-    if (a.rc != HCOMP_OK || a.stored >= j->stored) {
-        j->alt_out = a.out;
-        j->alt_out_cap = a.out_cap;
-        j->alt_table = a.table;
-        j->alt_table_cap = a.table_cap;
-        j->other_codec = a.codec;
-        j->other_level = a.level;
-        j->other_filter = a.filter;
-        j->other_coded = a.rc == HCOMP_OK ? a.coded : 0;
-        j->other_seconds = a.seconds;
-        return;
+    j->other_codec[i] = o->codec;
+    j->other_level[i] = o->level;
+    j->other_filter[i] = o->filter;
+    j->other_coded[i] = o->rc == HCOMP_OK ? o->coded : 0;
+    j->other_seconds[i] = o->seconds;
+}
+
+/* The job's other encodings (nalt), each into the spare buffers; where one is smaller than
+ * what the job holds, the job takes it and the spare buffers take the job's. Field by
+ * field: the pool reads state under its lock while this runs. */
+static void encode_alts(hcomp_job *j)
+{
+    for (int i = 0; i < j->nalt; i++) {
+        hcomp_job a = *j;
+        a.nalt = 0;
+        a.codec = j->alt_codec[i];
+        a.level = j->alt_level[i];
+        a.filter = j->alt_filter[i];
+        a.out = j->alt_out;
+        a.out_cap = j->alt_out_cap;
+        a.table = j->alt_table;
+        a.table_cap = j->alt_table_cap;
+        double t0 = hcomp_now();
+        encode(&a);
+        a.seconds = hcomp_now() - t0;
+        j->tmp = a.tmp;         /* shared scratch, maybe grown */
+        j->tmp_cap = a.tmp_cap;
+        if (a.rc != HCOMP_OK || a.stored >= j->stored) {
+            j->alt_out = a.out;
+            j->alt_out_cap = a.out_cap;
+            j->alt_table = a.table;
+            j->alt_table_cap = a.table_cap;
+            note_other(j, i, &a);
+            continue;
+        }
+        note_other(j, i, j);
+        j->alt_out = j->out;
+        j->alt_out_cap = j->out_cap;
+        j->alt_table = j->table;
+        j->alt_table_cap = j->table_cap;
+        j->codec = a.codec;
+        j->level = a.level;
+        j->filter = a.filter;
+        j->out = a.out;
+        j->out_cap = a.out_cap;
+        j->table = a.table;
+        j->table_cap = a.table_cap;
+        j->payload = a.payload;
+        j->table_len = a.table_len;
+        j->block_used = a.block_used;
+        j->stored = a.stored;
+        j->crc = a.crc;
+        j->coded = a.coded;
+        j->codec_used = a.codec_used;
+        j->filter_used = a.filter_used;
+        j->seconds = a.seconds;
     }
-    /* the job takes the second encoding; its buffers become the spare ones (field by
-     * field: the pool reads state under its lock while this runs) */
-    j->other_codec = j->codec;
-    j->other_level = j->level;
-    j->other_filter = j->filter;
-    j->other_coded = j->coded;
-    j->other_seconds = j->seconds;
-    j->alt_codec = j->codec;
-    j->alt_level = j->level;
-    j->alt_filter = j->filter;
-    j->alt_out = j->out;
-    j->alt_out_cap = j->out_cap;
-    j->alt_table = j->table;
-    j->alt_table_cap = j->table_cap;
-    j->codec = a.codec;
-    j->level = a.level;
-    j->filter = a.filter;
-    j->out = a.out;
-    j->out_cap = a.out_cap;
-    j->table = a.table;
-    j->table_cap = a.table_cap;
-    j->payload = a.payload;
-    j->table_len = a.table_len;
-    j->block_used = a.block_used;
-    j->stored = a.stored;
-    j->crc = a.crc;
-    j->coded = a.coded;
-    j->codec_used = a.codec_used;
-    j->filter_used = a.filter_used;
-    j->seconds = a.seconds;
 }
 
 void hcomp_job_run(hcomp_job *j)
@@ -223,8 +223,8 @@ void hcomp_job_run(hcomp_job *j)
     else
         encode(j);
     j->seconds = hcomp_now() - t0;
-    if (!j->decode && j->has_alt && j->rc == HCOMP_OK)
-        encode_alt(j);
+    if (!j->decode && j->nalt > 0 && j->rc == HCOMP_OK)
+        encode_alts(j);
 }
 
 void hcomp_job_encode(hcomp_job *j)

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define HCOMP_JOB_ALTS 2            /* other encodings a job may try */
+
 typedef struct hcomp_job {
     /* in */
     int decode;                     /* 0: encode src into a piece; 1: check and decode */
@@ -62,23 +64,23 @@ typedef struct hcomp_job {
                                        (-1: its table, or none); with block_crcs: the
                                        first damaged of them */
     int state;                      /* 0 queued, 1 running, 2 done */
-    /* encode: a second way to store the same bytes (a trial's planned choice), encoded
-     * after the first; the smaller piece is kept, and codec, level and filter then name
-     * the kept one. alt_out and alt_table are the second encoding's buffers (the caller
-     * owns them, as out and table: the two may swap) */
-    int has_alt;
-    unsigned alt_codec;
-    int alt_level, alt_filter;
+    /* encode: other ways to store the same bytes (a trial's planned choice, or the best
+     * of forms not yet observed), encoded after the first; the smallest piece is kept, and
+     * codec, level and filter then name the kept one. alt_out and alt_table are spare
+     * buffers (the caller owns them, as out and table: they swap) */
+    int nalt;
+    unsigned alt_codec[HCOMP_JOB_ALTS];
+    int alt_level[HCOMP_JOB_ALTS], alt_filter[HCOMP_JOB_ALTS];
     unsigned char *alt_out;
     size_t alt_out_cap;
     unsigned char *alt_table;
     size_t alt_table_cap;
-    /* out (has_alt): the encoding not kept, for the predictor's feedback (other_coded 0:
-     * it failed) */
-    unsigned other_codec;
-    int other_level, other_filter;
-    uint32_t other_coded;
-    double other_seconds;
+    /* out (nalt > 0): the encodings not kept, for the predictor's feedback (other_coded
+     * 0: it failed) */
+    unsigned other_codec[HCOMP_JOB_ALTS];
+    int other_level[HCOMP_JOB_ALTS], other_filter[HCOMP_JOB_ALTS];
+    uint32_t other_coded[HCOMP_JOB_ALTS];
+    double other_seconds[HCOMP_JOB_ALTS];
 } hcomp_job;
 
 /* Encode (or decode) one job in the calling thread. */

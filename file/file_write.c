@@ -325,7 +325,7 @@ typedef struct piece_desc {
     unsigned codec;
     int level, filter, tier;
     uint64_t start;
-    int alt;            /* >= 0: the candidate a trial stands in for, encoded too */
+    int alts;           /* the plan's alternatives (hcomp_task_plan.alt) are encoded too */
 } piece_desc;
 
 #define WINDOW_BYTES (32u << 20)    /* pieces in flight per task: at most this many bytes */
@@ -439,7 +439,7 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             if (n > runs[r].len - run_pos)
                 n = runs[r].len - run_pos;
             d[j] = (piece_desc) {src + pos, (uint32_t) n, c->codec, c->level, c->filter, part->tier,
-                                 runs[r].off + run_pos, p == 0 ? plan.trial_from : -1};
+                                 runs[r].off + run_pos, p == 0};
             done += n;
             pos += n;
             if ((run_pos += n) == runs[r].len && r + 1 < nruns) {
@@ -468,14 +468,14 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             job->filter = d[w0 + k].filter;
             job->decode = 0;
             job->block_size = hcomp_file_block_size(f);
-            /* a trial costs the piece nothing: the plan's choice is encoded too, the
-             * smaller kept, both observed */
-            job->has_alt = d[w0 + k].alt >= 0;
-            if (job->has_alt) {
-                const hcdp_candidate *a = &plan.input.cand[d[w0 + k].alt];
-                job->alt_codec = a->codec;
-                job->alt_level = a->level;
-                job->alt_filter = a->filter;
+            /* a trial costs the piece nothing: the other ways are encoded too, the
+             * smallest kept, all observed */
+            job->nalt = d[w0 + k].alts ? plan.nalt : 0;
+            for (int i = 0; i < job->nalt; i++) {
+                const hcdp_candidate *a = &plan.input.cand[plan.alt[i]];
+                job->alt_codec[i] = a->codec;
+                job->alt_level[i] = a->level;
+                job->alt_filter[i] = a->filter;
             }
         }
         hcomp_jobs_start(jobs, njobs, f->opts.threads);
@@ -486,7 +486,9 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             hcomp_job *job = &jobs[k];
             int t = d[w0 + k].tier;
             hcomp_monitor_queue(f->tw[t].mon, -(int64_t) job->len);
-            f->stats.t_compression += job->seconds + (job->has_alt ? job->other_seconds : 0);
+            f->stats.t_compression += job->seconds;
+            for (int i = 0; i < job->nalt; i++)
+                f->stats.t_compression += job->other_seconds[i];
             if (rc != HCOMP_OK)
                 continue;       /* drain the queue before returning the error */
             if (job->rc != HCOMP_OK) {
@@ -512,13 +514,15 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             if (jobs[k].rc != HCOMP_OK)
                 continue;
             hcomp_engine_feedback(&f->eng, &plan, &jobs[k]);
-            if (jobs[k].has_alt && jobs[k].other_coded > 0) {
+            for (int i = 0; i < jobs[k].nalt; i++) {
+                if (jobs[k].other_coded[i] == 0)
+                    continue;
                 hcomp_job other = jobs[k];
-                other.codec = jobs[k].other_codec;
-                other.level = jobs[k].other_level;
-                other.filter = jobs[k].other_filter;
-                other.coded = jobs[k].other_coded;
-                other.seconds = jobs[k].other_seconds;
+                other.codec = jobs[k].other_codec[i];
+                other.level = jobs[k].other_level[i];
+                other.filter = jobs[k].other_filter[i];
+                other.coded = jobs[k].other_coded[i];
+                other.seconds = jobs[k].other_seconds[i];
                 hcomp_engine_feedback(&f->eng, &plan, &other);
             }
         }

@@ -384,6 +384,25 @@ static float *particles(size_t n)
     return p;
 }
 
+/* A file open with the footprint alone as the weights (archival's preset adds a
+ * tie-breaker of write time, which under valgrind, 50 times slower, is no longer a
+ * tie-breaker), the first nwrite of ntask MiB of particles written to it in 1 MiB tasks. */
+static hcomp_file *footprint_file(const fixture *fx, size_t ntask, size_t nwrite, float **x,
+                                  hcomp_options **o)
+{
+    *x = particles(ntask * MIB / sizeof(float));
+    *o = opts(fx, "hcomp_weights", "0,0,1", "hcomp_drain", "never", NULL);
+    hcomp_error err;
+    hcomp_file *f;
+    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, *o, &f, &err),
+                     HCOMP_OK);
+    hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
+    const unsigned char *b = (const unsigned char *) *x;
+    for (size_t i = 0; i < nwrite; i++)
+        assert_int_equal(hcomp_file_pwrite(f, b + i * MIB, MIB, i * MIB, &err), HCOMP_OK);
+    return f;
+}
+
 /* Archival weights (the footprint) on particles: once the first tasks have fed back, the engine's choice
  * for positions and for momenta compresses within 2% of the best ratio of all of its
  * candidates (every codec, level and filter) measured on the same bytes, and what it
@@ -393,18 +412,11 @@ static void test_archival_on_particles(void **state)
 {
     fixture *fx = *state;
     const size_t ntask = 24, len = ntask * MIB;
-    float *x = particles(len / sizeof(float));
-    /* the footprint alone (archival's preset adds a tie-breaker of write time, which under
-     * valgrind, 50 times slower, is no longer a tie-breaker) */
-    hcomp_options *o = opts(fx, "hcomp_weights", "0,0,1", "hcomp_drain", "never", NULL);
+    float *x;
+    hcomp_options *o;
     hcomp_error err;
-    hcomp_file *f;
-    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err),
-                     HCOMP_OK);
-    hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
+    hcomp_file *f = footprint_file(fx, ntask, ntask, &x, &o);
     const unsigned char *b = (const unsigned char *) x;
-    for (size_t i = 0; i < ntask; i++)
-        assert_int_equal(hcomp_file_pwrite(f, b + i * MIB, MIB, i * MIB, &err), HCOMP_OK);
     static hcomp_task_plan plan;
     unsigned char *out = malloc(2 * MIB), *tmp = NULL;
     size_t tmp_cap = 0;
@@ -471,10 +483,10 @@ static hcomp_job encode_job(const unsigned char *src, uint32_t len, unsigned cod
     j.level = level;
     j.filter = HCOMP_FILTER_NONE;
     j.block_size = 262144;
-    j.has_alt = alt_codec != HCOMP_CODEC_NONE;
-    j.alt_codec = alt_codec;
-    j.alt_level = alt_level;
-    j.alt_filter = HCOMP_FILTER_NONE;
+    j.nalt = alt_codec != HCOMP_CODEC_NONE;
+    j.alt_codec[0] = alt_codec;
+    j.alt_level[0] = alt_level;
+    j.alt_filter[0] = HCOMP_FILTER_NONE;
     hcomp_job_encode(&j);
     assert_int_equal(j.rc, HCOMP_OK);
     unsigned char *piece = malloc(j.stored), *back = malloc(len);
@@ -531,10 +543,10 @@ static void test_trial_keeps_smaller_piece(void **state)
         assert_int_equal(j.codec_used, HCOMP_CODEC_ZSTD);
         assert_int_equal(j.stored, zstd.stored);
         assert_int_equal(j.crc, zstd.crc);
-        assert_int_equal(j.other_codec, HCOMP_CODEC_LZ4);
-        assert_int_equal(j.other_level, 1);
-        assert_int_equal(j.other_coded, lz4.coded);
-        assert_true(j.other_seconds > 0);
+        assert_int_equal(j.other_codec[0], HCOMP_CODEC_LZ4);
+        assert_int_equal(j.other_level[0], 1);
+        assert_int_equal(j.other_coded[0], lz4.coded);
+        assert_true(j.other_seconds[0] > 0);
         job_free(&j);
     }
     job_free(&lz4);
@@ -548,17 +560,12 @@ static void test_trial_keeps_smaller_piece(void **state)
 static void test_observed_ratio_predicts(void **state)
 {
     fixture *fx = *state;
-    const size_t ntask = 12, len = ntask * MIB;
-    float *x = particles(len / sizeof(float));
-    hcomp_options *o = opts(fx, "hcomp_weights", "0,0,1", "hcomp_drain", "never", NULL);
+    const size_t ntask = 12;
+    float *x;
+    hcomp_options *o;
     hcomp_error err;
-    hcomp_file *f;
-    assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err),
-                     HCOMP_OK);
-    hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
+    hcomp_file *f = footprint_file(fx, ntask, ntask - 1, &x, &o);
     const unsigned char *b = (const unsigned char *) x;
-    for (size_t i = 0; i + 1 < ntask; i++)
-        assert_int_equal(hcomp_file_pwrite(f, b + i * MIB, MIB, i * MIB, &err), HCOMP_OK);
     static hcomp_task_plan plan;
     assert_int_equal(hcomp_engine_plan(&f->eng, b + (ntask - 1) * MIB, MIB, &plan, &err), HCOMP_OK);
     const hcomp_analysis_slot *a = &f->eng.aslot[plan.slot];
