@@ -824,14 +824,18 @@ static void fallback_of_untried(const hcomp_analysis_slot *a, const hcdp_input *
 {
     if (plan->nparts != 1 || plan->part[0].cand <= 0)
         return;
-    int form = form_of(in->cand[plan->part[0].cand].filter), t = plan->part[0].tier;
-    if (a->form_seen >> form & 1u)
+    /* the plan's choice: the part's, or the one a trial (explore_form) stands in for */
+    int choice = task->nalt > 0 ? task->alt[0] : plan->part[0].cand, t = plan->part[0].tier;
+    if (a->form_seen >> form_of(in->cand[choice].filter) & 1u)
         return;
+    unsigned have = 1u << form_of(in->cand[plan->part[0].cand].filter);
+    for (int i = 0; i < task->nalt; i++)
+        have |= 1u << form_of(in->cand[task->alt[i]].filter);
     uint64_t len = plan->part[0].len;
     /* none predicted slower than the choice: each at most doubles the piece's time */
-    double speed = in->cand[plan->part[0].cand].comp_Bps;
+    double speed = in->cand[choice].comp_Bps;
     for (int f = 0; f < HCOMP_FORMS && task->nalt < HCOMP_JOB_ALTS; f++) {
-        if (f == form)
+        if (have >> f & 1u)
             continue;
         int best = -1;
         double best_cost = 0;
@@ -958,8 +962,7 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
         a->plan_hcdp = plan->hcdp;
         if (explore_form(a, in, &plan->hcdp, plan))
             a->plan_valid = 0;      /* a trial, not a plan to repeat */
-        else
-            fallback_of_untried(a, in, &plan->hcdp, plan);
+        fallback_of_untried(a, in, &plan->hcdp, plan);
     }
     double t4 = hcomp_now();
     e->stats->t_analysis += t1 - t0;

@@ -554,6 +554,32 @@ static void test_trial_keeps_smaller_piece(void **state)
     free(t);
 }
 
+/* The first task of a kind of data has no form observed: its plan also encodes the best
+ * candidate of each other form (none predicted slower than its choice), so that after
+ * it every form of the data has been observed once and the piece is the smallest of them. */
+static void test_untried_form_encodes_the_others(void **state)
+{
+    fixture *fx = *state;
+    float *x;
+    hcomp_options *o;
+    hcomp_error err;
+    hcomp_file *f = footprint_file(fx, 1, 1, &x, &o);
+    assert_int_equal(hcomp_file_flush(f, &err), HCOMP_OK);
+    const hcomp_analysis_slot *a = &f->eng.aslot[f->eng.aslot_last];
+    assert_true(a->valid);
+    /* plain, byte-shuffled and bit-shuffled: each observed by the first task alone (a
+     * trial of one untried form would have observed two) */
+    assert_int_equal(a->form_seen, (1u << HCOMP_FORMS) - 1);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    hcomp_options_free(o);
+    float *back = malloc(MIB);
+    assert_int_equal(read_file(fx, back, MIB, &err), HCOMP_OK);
+    assert_memory_equal(back, x, MIB);
+    free(back);
+    free(x);
+    delete_file(fx);
+}
+
 /* What a codec made on this data is what it is predicted to make on the next task of
  * it: a model that stored pieces of a kind of data in a form is predicted by their
  * ratio (their running mean), not by the regression's local correction. */
@@ -1177,6 +1203,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_archival_on_particles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trial_keeps_smaller_piece, setup, teardown),
         cmocka_unit_test_setup_teardown(test_observed_ratio_predicts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untried_form_encodes_the_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_close_charged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
