@@ -191,6 +191,8 @@ def main():
       "same on `ufs:` |")
     P("| H5-on-HC | the same HDF5 program without filters (contiguous datasets) on an `hcomp:` file "
       "name, HC's storage | the same on real HC |")
+    P("| H5-on-HC-archival | H5-on-HC with `hcomp_priority=archival` (the footprint first) | the "
+      "same on real HC |")
     P("")
 
     setups = [("emu", "emulated hierarchy (EMULATED tier speeds)"), ("real", "real media (tmpfs + local disk, no emulation)")]
@@ -383,7 +385,7 @@ plot for [i=2:7] '%s' using i:xtic(1) title columnheader(i)
             if not h5d:
                 continue
             for cfg, sec, wl in [("BASE", setup, "vpic"), ("HC", setup, "vpic"), ("H5-deflate", "peers", "h5vpic"),
-                                 ("H5-on-HC", "peers", "h5vpic")]:
+                                 ("H5-on-HC", "peers", "h5vpic"), ("H5-on-HC-archival", "peers", "h5vpic")]:
                 kw = dict(section=sec, setup=setup, cfg=cfg, workload=wl)
                 w = D.med_of(tput("write_s"), **kw)
                 if wl == "vpic":
