@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "hcomp_codec.h"
 #include "engine/filter.h"
+#include "common/clock.h"
 
 #define PIECE (1u << 20)
 
@@ -36,18 +37,22 @@ int main(int argc, char **argv)
     static const struct { const char *codec; int level, filter; } cf[] = {
         {"lz4", 1, HCOMP_FILTER_NONE}, {"zstd", 1, HCOMP_FILTER_NONE},
         {"zstd", 1, HCOMP_FILTER_SHUFFLE4}, {"blosc-lz4", 5, HCOMP_FILTER_BITSHUFFLE4},
-        {"blosc-zstd", 1, HCOMP_FILTER_BITSHUFFLE4}, {"zlib", 6, HCOMP_FILTER_SHUFFLE4},
+        {"blosc-zstd", 1, HCOMP_FILTER_BITSHUFFLE4}, {"blosc-zstd", 5, HCOMP_FILTER_BITSHUFFLE4},
+        {"blosc-zstd", 6, HCOMP_FILTER_BITSHUFFLE4}, {"zlib", 6, HCOMP_FILTER_SHUFFLE4},
         {"snappy", 0, HCOMP_FILTER_NONE}, {"snappy", 0, HCOMP_FILTER_SHUFFLE4}};
     static const size_t bs[] = {8192, 16384, 32768, 65536, 131072, 262144, PIECE};
-    printf("%-11s %-7s", "codec", "filter");
+    printf("%-11s %-5s %-7s", "codec", "level", "filter");
     for (size_t b = 0; b < sizeof(bs) / sizeof(bs[0]); b++)
         printf(" %7zuK", bs[b] >> 10);
-    printf("  (ratio; the last column: unframed pieces)\n");
+    printf("  MB/s  (ratio; the last ratio: unframed pieces, whose compression speed is the\n"
+           "       last column, one thread)\n");
     for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
         const hcomp_codec *codec = hcomp_codec_by_name(cf[c].codec);
-        printf("%-11s %-7d", cf[c].codec, cf[c].filter);
+        printf("%-11s %-5d %-7d", cf[c].codec, cf[c].level, cf[c].filter);
+        double mbps = 0;
         for (size_t b = 0; b < sizeof(bs) / sizeof(bs[0]); b++) {
             size_t stored = 0;
+            double t0 = hcomp_now();
             for (size_t p = 0; p < (size_t) n; p += PIECE)
                 for (size_t o = 0; o < PIECE && p + o < (size_t) n; o += bs[b]) {
                     size_t len = (size_t) n - p - o < bs[b] ? (size_t) n - p - o : bs[b], cl = 0;
@@ -57,8 +62,10 @@ int main(int argc, char **argv)
                     stored += (cl < len ? cl : len) + (bs[b] < PIECE ? 8 : 0);
                 }
             printf(" %8.3f", (double) n / (double) stored);
+            if (b + 1 == sizeof(bs) / sizeof(bs[0]))
+                mbps = (double) n / (hcomp_now() - t0) / 1e6;
         }
-        printf("\n");
+        printf(" %5.0f\n", mbps);
     }
     free(tmp);
     free(out);
