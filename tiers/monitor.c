@@ -1,5 +1,6 @@
 /* The system monitor thread. */
 #include "monitor.h"
+#include "probe_cache.h"
 #include "common/clock.h"
 
 #include <fcntl.h>
@@ -225,12 +226,21 @@ static int probe_speed(const char *dir, double *r, double *w)
     return 0;
 }
 
-/* The probe of slot h's directory dir, its figures kept (run by the monitor thread) */
+/* The probe of slot h's directory dir, its figures kept (run by the monitor thread): from
+ * the node's cache when a process probed dir in the last hour, else probed here and
+ * cached; while another process of the node probes it, left for a later pass. */
 static void probe_speed_into(int h, const char *dir)
 {
     double r = 0, w = 0;
-    if (probe_speed(dir, &r, &w) != 0)
-        r = w = 0;
+    int lock_fd = -1;
+    int c = hcomp_probe_cache_begin(dir, &r, &w, &lock_fd);
+    if (c == HCOMP_PROBE_BUSY)
+        return;
+    if (c != HCOMP_PROBE_CACHED) {
+        if (probe_speed(dir, &r, &w) != 0)
+            r = w = 0;
+        hcomp_probe_cache_end(lock_fd, r, w);
+    }
     pthread_mutex_lock(&mon_lock);
     if (!mon[h].probed && strcmp(mon[h].dir, dir) == 0) {
         mon[h].probed = 1;      /* once, even if it failed: a directory we cannot write */

@@ -8,17 +8,20 @@
 #include <cmocka.h>
 #include "tutil.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hcomp_error.h"
 #include "tiers/tier_config.h"
 #include "tiers/tier_space.h"
+#include "tiers/probe_cache.h"
 
 #include <linux/magic.h>
 #include <sys/vfs.h>
@@ -447,6 +450,124 @@ static void test_volatile(void **state)
         assert_int_equal(def.tier[t].volatile_mode, -1);     /* detected, never assumed */
 }
 
+/* ---- the node's cache of tier speed probes ---------------------------------------- */
+
+static void write_probe(const char *cache, const char *dir, const char *text)
+{
+    struct stat st;
+    char path[1024];
+    assert_int_equal(stat(dir, &st), 0);
+    snprintf(path, sizeof(path), "%s/probe-%llx-%llx", cache, (unsigned long long) st.st_dev,
+             (unsigned long long) st.st_ino);
+    write_file(path, text);
+}
+
+/* The first process probes and stores; the next reads it while it is fresh; a process
+ * that finds another probing leaves it for later; stale, future or damaged entries are
+ * probed again; a cache directory others can enter, a planted symbolic link or "off"
+ * mean no cache (every process probes, as without it). */
+static void test_probe_cache(void **state)
+{
+    const char *dir = *state;
+    saved_env env = env_save("HCOMP_CACHE_DIR");
+    char cache[512], tier[512], text[256], link[512];
+    snprintf(cache, sizeof(cache), "%s/cache", dir);
+    snprintf(tier, sizeof(tier), "%s/tier", dir);
+    assert_int_equal(mkdir(tier, 0755), 0);
+    setenv("HCOMP_CACHE_DIR", cache, 1);
+    double r = 0, w = 0;
+    int fd = -1, fd2 = -1;
+
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(lstat(cache, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    /* meanwhile another process (another open file description) does not probe */
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd2), HCOMP_PROBE_BUSY);
+    assert_int_equal(fd2, -1);
+    hcomp_probe_cache_end(fd, 5e8, 1.25e9);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
+    assert_int_equal(fd, -1);
+    assert_near(r, 5e8);
+    assert_near(w, 1.25e9);
+    /* a failed probe is not stored */
+    write_probe(cache, tier, "");
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
+    hcomp_probe_cache_end(fd, 0, 0);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
+    hcomp_probe_cache_end(fd, 0, 0);
+
+    /* stale (two hours), from the future, damaged or of another version: probed again */
+    double now = (double) time(NULL);
+    const char *bad[] = {"hcomp-probe 1 5e8 1e9 %.0f\n", "hcomp-probe 1 5e8 1e9 %.0f\n",
+                         "hcomp-probe 1 nan 1e9 %.0f\n", "hcomp-probe 1 -5 1e9 %.0f\n",
+                         "hcomp-probe 2 5e8 1e9 %.0f\n", "garbage %.0f"};
+    double when[] = {now - 7200, now + 3600, now, now, now, now};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(text, sizeof(text), bad[i], when[i]);
+        write_probe(cache, tier, text);
+        if (hcomp_probe_cache_begin(tier, &r, &w, &fd) != HCOMP_PROBE_MINE)
+            fail_msg("cache entry \"%s\" was taken as a fresh probe", text);
+        hcomp_probe_cache_end(fd, 0, 0);
+    }
+    /* storing a probe removes entries more than an hour old */
+    char old_entry[1024];
+    snprintf(old_entry, sizeof(old_entry), "%s/probe-1-2", cache);
+    write_file(old_entry, "hcomp-probe 1 1 1 1\n");
+    struct timespec ages[2] = {{(time_t) now - 7200, 0}, {(time_t) now - 7200, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, old_entry, ages, 0), 0);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
+    hcomp_probe_cache_end(fd, 0, 0);
+    assert_int_equal(access(old_entry, F_OK), -1);
+    /* ... but not the stale entry that is being probed again: it takes the new probe */
+    snprintf(text, sizeof(text), "hcomp-probe 1 5e8 1e9 %.0f\n", now - 7200);
+    write_probe(cache, tier, text);
+    char held[1024];
+    assert_int_equal(stat(tier, &st), 0);
+    snprintf(held, sizeof(held), "%s/probe-%llx-%llx", cache, (unsigned long long) st.st_dev,
+             (unsigned long long) st.st_ino);
+    assert_int_equal(utimensat(AT_FDCWD, held, ages, 0), 0);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
+    hcomp_probe_cache_end(fd, 3e8, 4e8);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
+    assert_near(w, 4e8);
+    snprintf(text, sizeof(text), "hcomp-probe 1 7e8 9e8 %.0f\n", now - 60);
+    write_probe(cache, tier, text);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
+    assert_near(w, 9e8);
+
+    /* a planted symbolic link in place of the entry is not followed */
+    char entry[1024], victim[512];
+    assert_int_equal(stat(tier, &st), 0);
+    snprintf(entry, sizeof(entry), "%s/probe-%llx-%llx", cache, (unsigned long long) st.st_dev,
+             (unsigned long long) st.st_ino);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    write_file(victim, "mine\n");
+    assert_int_equal(unlink(entry), 0);
+    assert_int_equal(symlink(victim, entry), 0);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
+    assert_int_equal(fd, -1);
+    FILE *v = fopen(victim, "r");
+    assert_non_null(v);
+    assert_non_null(fgets(text, sizeof(text), v));
+    fclose(v);
+    assert_string_equal(text, "mine\n");
+
+    /* a cache directory others can enter, or a link to one, or "off": no cache */
+    assert_int_equal(chmod(cache, 0755), 0);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
+    assert_int_equal(chmod(cache, 0700), 0);
+    snprintf(link, sizeof(link), "%s/cache-link", dir);
+    assert_int_equal(symlink(cache, link), 0);
+    setenv("HCOMP_CACHE_DIR", link, 1);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
+    setenv("HCOMP_CACHE_DIR", "off", 1);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
+    hcomp_probe_cache_end(-1, 1, 1);        /* nothing held: nothing done */
+    env_restore(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +578,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_volatile, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_load_file, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_private_dir, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test_setup_teardown(test_probe_cache, make_tmpdir, remove_tmpdir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,33 @@
+/* Tier speed probes shared by a user's processes on a node (tiers/monitor.c probes a tier
+ * directory whose speed no configuration states). Without it every process of every job
+ * wrote, synced and read back 4 MiB in every such directory at its start: on a parallel
+ * file system, 4 GiB and a thousand syncs for a job of 1,024 ranks, to learn a starting
+ * value that the process's own I/O replaces after a few writes; here, 12% of a short job's
+ * durable writes. Now the first process probes and writes what it found to a small file
+ * in a private per-user directory of the node; the others, and later jobs for an hour,
+ * read it.
+ *
+ * The cache directory is $HCOMP_CACHE_DIR if set ("off": no cache, every process probes),
+ * else /dev/shm/hcomp-UID.cache, else $TMPDIR (or /tmp)/hcomp-UID.cache; created mode
+ * 0700, and used only if it is a real directory of this user that no one else can enter
+ * (else every process probes, as before). One file per probed directory, named by its
+ * device and inode: "hcomp-probe 1 READ_Bps WRITE_Bps UNIX_TIME". */
+#ifndef HCOMP_PROBE_CACHE_H
+#define HCOMP_PROBE_CACHE_H
+
+#define HCOMP_PROBE_MAX_AGE 3600.0  /* seconds a cached probe stands for a new process */
+
+enum {
+    HCOMP_PROBE_NO_CACHE = -1,  /* probe alone: there is no cache to share it through */
+    HCOMP_PROBE_MINE = 0,       /* nothing fresh cached: probe, then hcomp_probe_cache_end */
+    HCOMP_PROBE_CACHED = 1,     /* *read_Bps and *write_Bps hold a fresh probe */
+    HCOMP_PROBE_BUSY = 2        /* another process is probing dir now: ask again later */
+};
+
+/* What to do about a probe of dir; with HCOMP_PROBE_MINE, *lock_fd holds the lock that
+ * keeps the node's other processes from probing dir meanwhile. */
+int hcomp_probe_cache_begin(const char *dir, double *read_Bps, double *write_Bps, int *lock_fd);
+/* Store a probe (when both speeds are positive) and release the lock. */
+void hcomp_probe_cache_end(int lock_fd, double read_Bps, double write_Bps);
+
+#endif
