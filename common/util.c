@@ -67,6 +67,7 @@ int hcomp_code_from_errno(int errnum)
         case EINVAL:
             return HCOMP_E_INVAL;
         case ENAMETOOLONG:
+        case EISDIR:        /* a directory's name where a file's is wanted */
             return HCOMP_E_NAME;
         default:
             return HCOMP_E_IO;

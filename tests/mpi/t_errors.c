@@ -10,6 +10,7 @@
  *                                                     file left alone (delete too)
  *   MPI_MODE_CREATE|MPI_MODE_EXCL on an existing file MPI_ERR_FILE_EXISTS
  *   missing file without MPI_MODE_CREATE              MPI_ERR_NO_SUCH_FILE
+ *   a directory's name (with or without create)       MPI_ERR_BAD_FILE, as ufs: says
  *   unknown codec / bad level / bad piece size        MPI_ERR_INFO_VALUE
  *   missing config file, config naming a missing dir  MPI_ERR_NO_SUCH_FILE
  *   malformed config JSON, bad capacity, bad file_perm MPI_ERR_INFO_VALUE
@@ -94,6 +95,13 @@ int main(int argc, char **argv)
     open_fails(&t, t_name(&t, ".missing"), MPI_MODE_RDWR, info, MPI_ERR_NO_SUCH_FILE,
                "missing file");
     expect_absent(t_path(&t, ".missing"), "missing file");
+
+    /* a directory's name is not a file's, whatever the mode; the directory stays */
+    t_mkdir(&t, t_path(&t, ".dir"));
+    open_fails(&t, t_name(&t, ".dir"), MPI_MODE_RDWR, info, MPI_ERR_BAD_FILE, "a directory");
+    open_fails(&t, t_name(&t, ".dir"), MPI_MODE_CREATE | MPI_MODE_RDWR, info, MPI_ERR_BAD_FILE,
+               "a directory, with create");
+    t_rmdir(&t, t_path(&t, ".dir"));
 
     /* bad access modes (checked by MPI before any driver) */
     open_fails(&t, t_name(&t, ".amode"), MPI_MODE_RDONLY | MPI_MODE_CREATE, info, MPI_ERR_AMODE,
