@@ -22,7 +22,8 @@
  *
  * Which files: only regular files pass through. A missing file is created as an hcomp
  * file (ROMIO creates it in its first Open, after this decision), as before; a
- * directory, device or FIFO keeps hcomp's error (MPI_ERR_IO). A file hcomp creates is
+ * directory, device or FIFO keeps hcomp's error (MPI_ERR_BAD_FILE for a directory,
+ * MPI_ERR_IO for the others). A file hcomp creates is
  * never empty, not even for a moment (its mapping file is linked into place with its
  * header), so an empty file was made by a plain tool: it is plain like any existing
  * non-hcomp file, also when opened with MPI_MODE_CREATE (which must not turn an

@@ -280,8 +280,11 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
         }
         struct stat st;
         if (fstat(f->map_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            rc = hcomp_fail(err, HCOMP_E_NOTHCOMP, "%s is not a regular file, so not an hcomp file",
-                            path);
+            /* a directory's name is a bad file name (EISDIR, as a writable open finds) */
+            rc = S_ISDIR(st.st_mode)
+                ? hcomp_fail(err, HCOMP_E_NAME, "%s: cannot open: Is a directory", path)
+                : hcomp_fail(err, HCOMP_E_NOTHCOMP, "%s is not a regular file, so not an hcomp file",
+                             path);
             file_free(f);
             return rc;
         }

@@ -278,7 +278,10 @@ int hcomp_tier_config_load(const char *path, hcomp_tier_config *cfg, hcomp_error
         size_t got = fread(text + len, 1, 4096, f);
         len += got;
         if (got < 4096) {
-            if (ferror(f))
+            if (ferror(f) && errno == EISDIR)   /* a bad value of the hint, not a bad file */
+                rc = hcomp_fail(err, HCOMP_E_INVAL, "tier configuration %s is a directory, not "
+                                "a JSON file", path);
+            else if (ferror(f))
                 rc = hcomp_fail_errno(err, errno ? errno : EIO, "reading %s", path);
             break;
         }
