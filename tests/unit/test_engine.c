@@ -403,6 +403,22 @@ static hcomp_file *footprint_file(const fixture *fx, size_t ntask, size_t nwrite
     return f;
 }
 
+/* Closes a footprint_file, checks its first len bytes read back as x, and cleans up. */
+static void footprint_file_done(const fixture *fx, hcomp_file *f, hcomp_options *o, float *x,
+                                size_t len)
+{
+    hcomp_error err;
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    hcomp_options_free(o);
+    float *back = malloc(len);
+    assert_non_null(back);
+    assert_int_equal(read_file(fx, back, len, &err), HCOMP_OK);
+    assert_memory_equal(back, x, len);
+    free(back);
+    free(x);
+    delete_file(fx);
+}
+
 /* Archival weights (the footprint) on particles: once the first tasks have fed back, the engine's choice
  * for positions and for momenta compresses within 2% of the best ratio of all of its
  * candidates (every codec, level and filter) measured on the same bytes, and what it
@@ -449,14 +465,7 @@ static void test_archival_on_particles(void **state)
     }
     free(out);
     free(tmp);
-    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
-    hcomp_options_free(o);
-    float *back = malloc(len);
-    assert_int_equal(read_file(fx, back, len, &err), HCOMP_OK);
-    assert_memory_equal(back, x, len);
-    free(back);
-    free(x);
-    delete_file(fx);
+    footprint_file_done(fx, f, o, x, len);
 }
 
 static int count_files(const char *dir)
@@ -570,14 +579,7 @@ static void test_untried_form_encodes_the_others(void **state)
     /* plain, byte-shuffled and bit-shuffled: each observed by the first task alone (a
      * trial of one untried form would have observed two) */
     assert_int_equal(a->form_seen, (1u << HCOMP_FORMS) - 1);
-    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
-    hcomp_options_free(o);
-    float *back = malloc(MIB);
-    assert_int_equal(read_file(fx, back, MIB, &err), HCOMP_OK);
-    assert_memory_equal(back, x, MIB);
-    free(back);
-    free(x);
-    delete_file(fx);
+    footprint_file_done(fx, f, o, x, MIB);
 }
 
 /* What a codec made on this data is what it is predicted to make on the next task of
@@ -626,10 +628,7 @@ static void test_observed_ratio_predicts(void **state)
     assert_true(checked > 0);
     free(out);
     free(tmp);
-    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
-    hcomp_options_free(o);
-    free(x);
-    delete_file(fx);
+    footprint_file_done(fx, f, o, x, (ntask - 1) * MIB);
 }
 
 
