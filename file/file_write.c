@@ -227,6 +227,7 @@ static int store_spilling(hcomp_file *f, int from, uint64_t start, hcomp_job *jo
     const unsigned char *src = job->src;
     uint32_t left = job->len;
     int reencode = 0;
+    job->nalt = 0;      /* a cut piece keeps the way chosen for it: no other to try */
     while (left > 0) {
         if (reencode) {
             double t0 = hcomp_now();
