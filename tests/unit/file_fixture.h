@@ -309,12 +309,18 @@ static inline int find_segments(const char *dir)
 
 /* A new file at path holding d (len bytes), closed; seg (PATH_MAX bytes) gets the one
  * segment file it made on the first tier. */
-static inline void write_one_segment(fixture *fx, const char *path, const unsigned char *d,
-                                     uint64_t len, char *seg)
+/* Creates the file at path with the fixture's options, its len bytes d, and closes it. */
+static inline void write_whole(fixture *fx, const char *path, const unsigned char *d, uint64_t len)
 {
     hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
     pwrite_ok(f, d, len, 0);
     close_ok(f);
+}
+
+static inline void write_one_segment(fixture *fx, const char *path, const unsigned char *d,
+                                     uint64_t len, char *seg)
+{
+    write_whole(fx, path, d, len);
     assert_int_equal(find_segments(fx->t0), 1);
     snprintf(seg, PATH_MAX, "%s", found_segs[0]);
 }

@@ -118,10 +118,8 @@ static void test_small_reads_fetch_blocks(void **state)
     file_path(fx, "sparse-reads", path, sizeof(path));
     const uint64_t len = 8u << 20;
     unsigned char *d = mixed_data(len, 11);
-    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
-    f = open_file(fx, path, HCOMP_O_RDONLY);
+    write_whole(fx, path, d, len);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
     const int reads = 32;
     uint64_t touched = random_reads_fetch(f, d, len, reads, 5);
     /* a 4 KiB read touches at most two blocks, a piece header and table each */
@@ -143,14 +141,12 @@ static void test_small_reads_of_pieces_stored_as_they_are(void **state)
     file_path(fx, "as-is-reads", path, sizeof(path));
     const uint64_t len = 8u << 20;
     unsigned char *d = random_data(len, 12);
-    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
+    write_whole(fx, path, d, len);
     hcomp_stats st;
     stat_ok(path, &st);
     assert_true(st.codec[HCOMP_CODEC_NONE].pieces == st.pieces);    /* premise: noise */
     assert_true(st.stored_bytes <= len + len / 500 + 64 * st.pieces);
-    f = open_file(fx, path, HCOMP_O_RDONLY);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
     const int reads = 32;
     uint64_t touched = random_reads_fetch(f, d, len, reads, 9);
     uint64_t most = (uint64_t) reads * (2 * 4096 + 16 + 8 + 8 * 256);
@@ -496,10 +492,8 @@ static void test_archival_pieces_one_block(void **state)
     file_path(fx, "archival", path, sizeof(path));
     const uint64_t len = 3u << 20;
     unsigned char *d = text_data(len, 5);
-    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
-    pwrite_ok(f, d, len, 0);
-    close_ok(f);
-    f = open_file(fx, path, HCOMP_O_RDONLY);
+    write_whole(fx, path, d, len);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
     unsigned char *back = malloc(len);
     assert_non_null(back);
     uint64_t got = 0;
