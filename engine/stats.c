@@ -25,6 +25,9 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     if (s->sync_moved_bytes)
         fprintf(out, "  moved off volatile tiers by sync: %llu bytes in %.3f s\n",
                 (unsigned long long) s->sync_moved_bytes, s->t_sync_move);
+    if (s->flush_behind_bytes)
+        fprintf(out, "  sent to storage as written (hcomp_flush_after): %llu stored bytes\n",
+                (unsigned long long) s->flush_behind_bytes);
     if (s->readahead_bytes)
         fprintf(out, "  read ahead of sequential reads: %llu stored bytes\n",
                 (unsigned long long) s->readahead_bytes);
@@ -80,6 +83,8 @@ char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
     json_object_set_new(o, "bytes_in", json_integer((json_int_t) s->bytes_in));
     json_object_set_new(o, "drained_bytes", json_integer((json_int_t) s->drained_bytes));
     json_object_set_new(o, "sync_moved_bytes", json_integer((json_int_t) s->sync_moved_bytes));
+    json_object_set_new(o, "flush_behind_bytes",
+                        json_integer((json_int_t) s->flush_behind_bytes));
     json_object_set_new(o, "readahead_bytes", json_integer((json_int_t) s->readahead_bytes));
     json_object_set_new(o, "block_advice_bytes",
                         json_integer((json_int_t) s->block_advice_bytes));

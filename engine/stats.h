@@ -34,6 +34,8 @@ typedef struct hcomp_file_stats {
     uint64_t drained_bytes, drain_errors;   /* background drain */
     uint64_t sync_moved_bytes;  /* copied off volatile tiers by durable syncs */
     uint64_t readahead_bytes;   /* stored bytes advised ahead of sequential reads */
+    uint64_t flush_behind_bytes;    /* stored bytes sent to storage as they were written
+                                       (hcomp_flush_after), ahead of any sync */
     uint64_t block_advice_bytes;    /* stored bytes of blocks advised before their piece's
                                        table was read (pieces stored as they are) */
     double t_sync_move;         /* the time those copies took */

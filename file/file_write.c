@@ -181,6 +181,13 @@ int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, ui
     w->seg_tail += total;
     if (w->budget != UINT64_MAX)
         w->budget -= total < w->budget ? total : w->budget;
+    double t1 = hcomp_now();
+    uint64_t started = hcomp_tier_writer_flush_behind(w, f->opts.flush_after);
+    if (started) {
+        f->stats.flush_behind_bytes += started;
+        /* the time it took counts as writing, as a sync's does */
+        hcomp_monitor_observe(w->mon, 1, 0, hcomp_now() - t1);
+    }
     return HCOMP_OK;
 }
 

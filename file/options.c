@@ -291,6 +291,24 @@ static void opt_show_write_buffer(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", (unsigned) o->write_buffer);
 }
 
+#define FLUSH_AFTER_MAX (1u << 30)
+
+static int opt_parse_flush_after(hcomp_options *o, const char *key, const char *v,
+                                 hcomp_error *err)
+{
+    uint64_t n;
+    if (hcomp_parse_size(v, &n) != 0 || n > FLUSH_AFTER_MAX)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a size up to 1GiB (e.g. "
+                          "1MiB), or 0 to leave written bytes to the sync and the kernel", key, v);
+    o->flush_after = (uint32_t) n;
+    return HCOMP_OK;
+}
+
+static void opt_show_flush_after(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", (unsigned) o->flush_after);
+}
+
 #define READ_AHEAD_MAX (1u << 30)
 
 static int opt_parse_read_ahead(hcomp_options *o, const char *key, const char *v,

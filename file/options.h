@@ -32,6 +32,7 @@
     X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)                \
     X("hcomp_write_buffer", "4194304", opt_parse_write_buffer, opt_show_write_buffer) \
     X("hcomp_read_ahead", "16777216", opt_parse_read_ahead, opt_show_read_ahead)     \
+    X("hcomp_flush_after", "1048576", opt_parse_flush_after, opt_show_flush_after)  \
     X("hcomp_open_replay", "auto", opt_parse_open_replay, opt_show_open_replay)
 
 struct hcomp_options {
@@ -57,6 +58,9 @@ struct hcomp_options {
                                        tiers too); 0: pieces leave volatile tiers first */
     int reclaim;                    /* enum hcomp_reclaim_mode */
     uint32_t write_buffer;          /* bytes of small writes a handle may gather (0: none) */
+    uint32_t flush_after;           /* a segment's bytes are sent to storage (not waited
+                                       for) each time this many were written (0: at
+                                       sync only) */
     uint32_t read_ahead;            /* logical bytes a sequential reader's reads are ahead of
                                        it, at most (0: none; file/read_ahead.c) */
     int open_replay;                /* 0 auto, 1 shared, 2 each: who replays the log in a

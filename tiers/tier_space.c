@@ -156,6 +156,7 @@ int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, cons
         w->seg_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perm);
         if (w->seg_fd >= 0) {
             w->seg_tail = 0;
+            w->flush_from = 0;
             *is_new = 1;
             return HCOMP_OK;
         }
@@ -164,6 +165,23 @@ int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, cons
                                     path, tier->name);
     }
     return hcomp_fail(err, HCOMP_E_IO, "%s: could not create a unique segment in %s", file_path, w->dir);
+}
+
+uint64_t hcomp_tier_writer_flush_behind(hcomp_tier_writer *w, uint64_t after)
+{
+    if (after == 0 || w->volatile_tier || w->seg_fd < 0 || w->seg_tail < w->flush_from ||
+        w->seg_tail - w->flush_from < after)
+        return 0;
+    uint64_t n = w->seg_tail - w->flush_from;
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* advice: a file system that cannot (EINVAL, ENOSYS) leaves it all to the sync, and
+     * errors of the write-back itself are the sync's to report */
+    (void) sync_file_range(w->seg_fd, (off_t) w->flush_from, (off_t) n, SYNC_FILE_RANGE_WRITE);
+#else
+    n = 0;
+#endif
+    w->flush_from = w->seg_tail;
+    return n;
 }
 
 void hcomp_tier_emulate(const hcomp_tier *tier, uint64_t bytes, int is_write, double t0)

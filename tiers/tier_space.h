@@ -31,6 +31,8 @@ typedef struct hcomp_tier_writer {
     int seg_fd;                /* current segment file, -1 until the first piece */
     uint64_t seg_id;
     uint64_t seg_tail;
+    uint64_t flush_from;       /* where the segment's bytes not yet sent to storage begin
+                                  (hcomp_tier_writer_flush_behind) */
     char seg_name[32];
 } hcomp_tier_writer;
 
@@ -48,6 +50,11 @@ int hcomp_tier_writer_prepare(hcomp_tier_writer *w, const hcomp_tier *tier, cons
 /* w's segment file, created (with mode perm, its directory too) on first use: *is_new. */
 int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, const char *file_path,
                               mode_t perm, int *is_new, hcomp_error *err);
+/* Start the write-back to storage of what w's segment got since the last call, without
+ * waiting for it, once at least `after` bytes wait (0: never; volatile tiers: never): a
+ * durable sync then finds little left to write, and the disk works while the writer
+ * does. Returns the bytes whose write-back was started. */
+uint64_t hcomp_tier_writer_flush_behind(hcomp_tier_writer *w, uint64_t after);
 /* Close w's segment, give back its reservation, and forget it. */
 void hcomp_tier_writer_close(hcomp_tier_writer *w, const hcomp_tier *tier);
 /* Remove w's segment file (and the segment directory, if that leaves it empty). */

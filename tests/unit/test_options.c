@@ -39,6 +39,7 @@ static void test_defaults(void **state)
     assert_get(o, "hcomp_threads", "0");
     assert_get(o, "hcomp_shuffle", "auto");
     assert_get(o, "hcomp_drain", "close");
+    assert_get(o, "hcomp_flush_after", "1048576");
     /* hcomp_config: the environment, else the embedded configuration */
     char *saved = getenv("HCOMP_CONFIG") ? strdup(getenv("HCOMP_CONFIG")) : NULL;
     unsetenv("HCOMP_CONFIG");
@@ -141,6 +142,9 @@ static void test_set_get_roundtrip(void **state)
         {"hcomp_shuffle", "off", "off"},
         {"hcomp_stats", "1", "1"},
         {"hcomp_drain", "never", "never"},
+        {"hcomp_flush_after", "0", "0"},
+        {"hcomp_flush_after", "256KiB", "262144"},
+        {"hcomp_flush_after", "1GiB", "1073741824"},
     };
     hcomp_options *o = hcomp_options_new();
     assert_non_null(o);
@@ -224,6 +228,9 @@ static void test_invalid_values(void **state)
         {"hcomp_shuffle", "yes"},
         {"hcomp_stats", "maybe"},
         {"hcomp_drain", "sometimes"},
+        {"hcomp_flush_after", "2GiB"},
+        {"hcomp_flush_after", "-1"},
+        {"hcomp_flush_after", "soon"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         hcomp_options *o = hcomp_options_new();
