@@ -24,6 +24,8 @@ typedef struct ADIOI_HCOMP_State {
     const void *replay_state;   /* during a collective open: the log's replayed state,
                                  * broadcast by one process (ad_hcomp_opencoll.c) */
     size_t replay_len;
+    int create_step;            /* inside ADIOI_GEN_OpenColl: an Open with ADIO_CREATE is
+                                 * its create step, closed at once (ad_hcomp_opencoll.c) */
 } ADIOI_HCOMP_State;
 
 /* The info key MPI_File_get_info reports the kind of file of a handle with: "hcomp",

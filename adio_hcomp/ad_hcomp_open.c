@@ -1,6 +1,8 @@
 /*
  * Open: the options come from the hcomp_* keys that SetInfo validated into
- * fd->info, so a re-open (ROMIO opens twice when it creates) sees the same ones.
+ * fd->info, so a re-open (ROMIO opens twice when it creates) sees the same ones. The
+ * first of those two, ROMIO's create step, only creates the file (hcomp_file_create;
+ * ad_hcomp_opencoll.c says why and how it is told apart).
  */
 
 #include "ad_hcomp.h"
@@ -88,6 +90,24 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         char threads[32];
         snprintf(threads, sizeof(threads), "%ld", n > 0 && cores > n ? cores / n : 1);
         (void) hcomp_options_set(opts, "hcomp_threads", threads, &err);
+    }
+    if (st->create_step && (flags & HCOMP_O_CREAT)) {
+        /* ROMIO's create step: closed at once, before every process opens the file */
+        st->create_step = 0;
+        int crc = hcomp_file_create(fd->filename, flags, perm, opts, &err);
+        hcomp_options_free(opts);
+        if (crc != HCOMP_OK) {
+            ADIOI_Free(st);
+            fd->fs_ptr = NULL;
+            fd->fd_sys = -1;
+            *error_code = ADIOI_HCOMP_Error(myname, &err);
+            return;
+        }
+        fd->fs_ptr = st;
+        fd->fd_sys = -1;
+        fd->fd_direct = -1;
+        *error_code = MPI_SUCCESS;
+        return;
     }
     /* in a collective open, start from the state one process replayed for all; without
      * one, a reader replays the log when it first reads (a collective read's processes

@@ -41,6 +41,13 @@
  * node (docs/SCALING.md). When that process cannot replay it (a damaged log), every
  * process replays itself and reports the cause, as before. Hint hcomp_open_replay: auto
  * (shared, but not on nodes with more processes than cores), shared, each.
+ *
+ * The create step: ADIOI_GEN_OpenColl has the first aggregator open the file with
+ * ADIO_CREATE and close it at once, then every process opens it. That first Open only
+ * creates the mapping file (hcomp_file_create: the checks of a full open, without
+ * loading the cost model, which would make every other process wait 1-2 ms for a model
+ * thrown away at once); st->create_step tells Open which call it is, since deferred
+ * opens also reach Open with ADIO_CREATE in the access mode, later, for real.
  */
 
 #include "ad_hcomp.h"
@@ -206,6 +213,7 @@ static void pass_through(ADIO_File fd, int rank, int root)
 
 void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
 {
+    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
 #ifdef ROMIO_UFS
     int kind = -1, share = 0;
     int root = fd->hints->ranklist[0];
@@ -219,7 +227,6 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     MPI_Bcast(decided, 2, MPI_INT, root, fd->comm);
     kind = decided[0];
     share = decided[1];
-    ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
     if (kind == HCOMP_FILE_KIND_PLAIN && !(st != NULL && st->has_hint_error)) {
         pass_through(fd, rank, root);
         (*(fd->fns->ADIOI_xxx_OpenColl)) (fd, rank, access_mode, error_code);
@@ -228,11 +235,16 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
 #endif
     if (fd->info != MPI_INFO_NULL)
         ADIOI_Info_set(fd->info, ADIOI_HCOMP_KIND_KEY, "hcomp");
+    /* the create step's process (and, sharing a replay, every process) keeps a note in
+     * its state before any Open: allocated here if SetInfo left none (an Open or Close
+     * frees it) */
+    int create_step = (access_mode & ADIO_CREATE) && rank == fd->hints->ranklist[0];
     shared_replay sr = {MPI_COMM_NULL, MPI_WIN_NULL, NULL, 0};
 #ifdef ROMIO_UFS
     if (share && !(st != NULL && st->has_hint_error))
         share_replay(fd, rank, root, &sr);
-    if (sr.state != NULL && st == NULL) {
+#endif
+    if (st == NULL && (sr.state != NULL || create_step)) {
         st = ADIOI_Calloc(1, sizeof(*st));
         st->coll_dtype = -1;
         fd->fs_ptr = st;
@@ -241,11 +253,14 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         st->replay_state = sr.state;
         st->replay_len = sr.len;
     }
-#endif
+    if (st != NULL)
+        st->create_step = create_step;
     ADIOI_GEN_OpenColl(fd, rank, access_mode, error_code);
     /* Open may have replaced the state struct (a failed Open frees it): whichever is there
-     * now must not point at the window freed here */
-    if (fd->fs_ptr != NULL)
+     * now must not point at the window freed here, nor take a later Open for a create */
+    if (fd->fs_ptr != NULL) {
         ((ADIOI_HCOMP_State *) fd->fs_ptr)->replay_state = NULL;
+        ((ADIOI_HCOMP_State *) fd->fs_ptr)->create_step = 0;
+    }
     share_done(&sr);
 }

@@ -146,6 +146,9 @@ static int mapping_file_gone(const hcomp_file *f)
     return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
+/* open_file's flag for hcomp_file_create: stop once the mapping file exists */
+#define OPEN_CREATE_ONLY (1 << 20)
+
 static int open_file(const char *path, int flags, mode_t perm, int sharers,
                      const hcomp_options *opts, const void *state, size_t state_len,
                      hcomp_file **out, hcomp_error *err);
@@ -153,7 +156,16 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
 int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                     const hcomp_options *opts, hcomp_file **out, hcomp_error *err)
 {
-    return open_file(path, flags, perm, sharers, opts, NULL, 0, out, err);
+    return open_file(path, flags & ~OPEN_CREATE_ONLY, perm, sharers, opts, NULL, 0, out, err);
+}
+
+int hcomp_file_create(const char *path, int flags, mode_t perm, const hcomp_options *opts,
+                      hcomp_error *err)
+{
+    hcomp_file *f = NULL;
+    flags &= HCOMP_O_EXCL;
+    return open_file(path, flags | HCOMP_O_WRONLY | HCOMP_O_CREAT | OPEN_CREATE_ONLY, perm, 1,
+                     opts, NULL, 0, &f, err);
 }
 
 int hcomp_file_open_with_state(const char *path, int flags, mode_t perm, int sharers,
@@ -251,8 +263,11 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
         }
     }
     /* a writer predicts; a reader only learns decompression costs, which are kept only
-     * when they can be written back: to a seed the user named */
-    if (f->writable || (hcomp_options_seed_path(&f->opts)[0] && f->opts.feedback_interval > 0)) {
+     * when they can be written back: to a seed the user named. A create alone needs no
+     * predictions, but a seed the user named is loaded to be checked */
+    int named_seed = hcomp_options_seed_path(&f->opts)[0] != '\0';
+    if ((f->writable && (named_seed || !(flags & OPEN_CREATE_ONLY))) ||
+        (named_seed && f->opts.feedback_interval > 0)) {
         if ((rc = hcomp_engine_open(&f->eng, err)) != HCOMP_OK) {
             file_free(f);
             return rc;
@@ -269,6 +284,10 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
             file_free(f);
             return rc;
         }
+    }
+    if (flags & OPEN_CREATE_ONLY) {     /* what was there is checked by the open that follows */
+        file_free(f);
+        return HCOMP_OK;
     }
     for (int attempt = 0;; attempt++) {
         /* O_NONBLOCK: a FIFO given as the file must be refused, not wait for a writer */

@@ -115,6 +115,30 @@ static void run(const tctx *t)
     TCHK(MPI_File_read_at(fh, 0, got, (int)size, MPI_BYTE, &st));
     TEXPECT_BYTES(got, exp, size, 0, "after writes through a shared-replay open");
     TCHK(MPI_File_close(&fh));
+    /* opened again with MPI_MODE_CREATE, as a checkpoint rewritten in place is: ROMIO's
+     * create step (one process opens and closes the file first) leaves the file as it is
+     * and reads none of its log, and the one replay still reaches every process's open */
+    TASSERT(stat(t->path, &sb) == 0, "stat %s", t->path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long long w0 = proc_bytes_read();
+    fh = t_open(t, t->target, MPI_MODE_CREATE | MPI_MODE_RDWR, wi);
+    long long wmine = proc_bytes_read() - w0, wall = 0;
+    MPI_Allreduce(&wmine, &wall, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (P > 1)
+        TASSERT(wall < sb.st_size * 3 / 2, "[shared, create] %d ranks read %lld bytes opening a "
+                "file whose mapping file has %lld: not one replay for all", P, wall,
+                (long long)sb.st_size);
+    TASSERT(t_get_size(fh) == (MPI_Offset)size, "[shared, create] size %lld, want %llu",
+            (long long)t_get_size(fh), (unsigned long long)size);
+    t_fill(exp, (uint64_t)P * REC, 0, 74);
+    TCHK(MPI_File_write_at(fh, (MPI_Offset)o, exp + o, REC, MPI_BYTE, &st));
+    TCHK(MPI_File_close(&fh));
+    fh = t_open(t, t->target, MPI_MODE_RDONLY, wi);
+    memset(got, 0xEE, size);
+    TCHK(MPI_File_read_at(fh, 0, got, (int)size, MPI_BYTE, &st));
+    TEXPECT_BYTES(got, exp, size, 0, "after writes through a shared-replay open with "
+                  "MPI_MODE_CREATE");
+    TCHK(MPI_File_close(&fh));
     MPI_Info_free(&wi);
     t_delete(t, t->target, info);
     MPI_Info_free(&info);

@@ -897,6 +897,63 @@ static void test_open_errors(void **state)
                      HCOMP_E_INVAL);
 }
 
+/* hcomp_file_create (ROMIO's create step): a new file is an empty hcomp file; an
+ * existing one is left as it is (EXCL: refused); it checks what an open checks first, and
+ * creates nothing when those checks fail. */
+static void test_create_only(void **state)
+{
+    fixture *fx = *state;
+    hcomp_error err;
+    char path[PATH_MAX];
+    file_path(fx, "created", path, sizeof(path));
+    CHECK(hcomp_file_create(path, HCOMP_O_EXCL, 0640, fx->opts, &e_));
+    assert_true(hcomp_is_hcomp_file(path));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    mode_t um = umask(0);
+    umask(um);
+    assert_int_equal(st.st_mode & 0777, 0640 & ~um);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR);
+    uint64_t size = 1;
+    CHECK(hcomp_file_size(f, &size, &e_));
+    assert_int_equal(size, 0);
+    unsigned char d[5000];
+    for (size_t i = 0; i < sizeof(d); i++)
+        d[i] = (unsigned char) (i * 7);
+    pwrite_ok(f, d, sizeof(d), 100);
+    close_ok(f);
+
+    /* again: the file and its bytes stay; exclusively: refused, naming the file */
+    CHECK(hcomp_file_create(path, 0, 0644, fx->opts, &e_));
+    assert_int_equal(hcomp_file_create(path, HCOMP_O_EXCL, 0644, fx->opts, &err), HCOMP_E_EXIST);
+    assert_non_null(strstr(err.msg, path));
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d, sizeof(d), 100);
+    close_ok(f);
+
+    /* a tier directory that is not there, or a seed that is not: nothing is created */
+    char fresh[PATH_MAX];
+    file_path(fx, "fresh", fresh, sizeof(fresh));
+    hcomp_options *o = hcomp_options_dup(fx->opts);
+    assert_non_null(o);
+    char seed[PATH_MAX];
+    join(seed, fx->base, "no-such-seed.json");
+    CHECK(hcomp_options_set(o, "hcomp_seed", seed, &e_));
+    CHECK(hcomp_options_set(o, "hcomp_feedback_interval", "0", &e_));  /* still checked */
+    assert_int_not_equal(hcomp_file_create(fresh, 0, 0644, o, &err), HCOMP_OK);
+    assert_non_null(strstr(err.msg, seed));
+    assert_int_equal(access(fresh, F_OK), -1);
+    hcomp_options_free(o);
+    char gone[PATH_MAX], json[4 * PATH_MAX];
+    join(gone, fx->base, "no-such-tier");
+    snprintf(json, sizeof(json), "{\"version\": 1, \"tiers\": [{\"name\": \"missing\", "
+             "\"path\": \"%s\"}]}", gone);
+    write_text(fx->config, json);
+    assert_int_equal(hcomp_file_create(fresh, 0, 0644, fx->opts, &err), HCOMP_E_NOENT);
+    assert_non_null(strstr(err.msg, gone));
+    assert_int_equal(access(fresh, F_OK), -1);
+}
+
 static void test_readonly_handle(void **state)
 {
     fixture *fx = *state;
@@ -1139,6 +1196,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sync_tiers_optout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lazy_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_tier_dir, setup, teardown),
