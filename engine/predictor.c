@@ -277,7 +277,7 @@ void hcomp_model_local_correction(const hcomp_model *m, int dtype, const double 
         out[t] = den[t] > 0 ? num[t] / (den[t] + HCOMP_LOCAL_SHRINK) : 0.0;
 }
 
-int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
+static int add_row(hcomp_model *m, const hcomp_row *row, int round)
 {
     if (m->nrows == m->rows_cap) {
         size_t cap = m->rows_cap ? 2 * m->rows_cap : 64;
@@ -288,7 +288,8 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
         m->rows_cap = cap;
     }
     m->rows[m->nrows] = *row;
-    hcomp_row_round(&m->rows[m->nrows]);
+    if (round)
+        hcomp_row_round(&m->rows[m->nrows]);
     const hcomp_row *r = &m->rows[m->nrows];
     double x[HCOMP_NFEAT], ly[HCOMP_NTARGET];
     if (r->observed && hcomp_feature_vector(r->dtype, r->dist, r->entropy, r->probe_ratio,
@@ -300,6 +301,16 @@ int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
     m->nrows++;
     m->rows_ne_valid = 0;
     return HCOMP_OK;
+}
+
+int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row)
+{
+    return add_row(m, row, 1);
+}
+
+int hcomp_model_add_round_row(hcomp_model *m, const hcomp_row *row)
+{
+    return add_row(m, row, 0);
 }
 
 /* ---- fitting ------------------------------------------------------------------------- */

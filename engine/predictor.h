@@ -170,6 +170,10 @@ hcomp_model *hcomp_predictor_model(hcomp_predictor *p, unsigned codec, int level
 /* Append a training row (values rounded to 6 significant digits, as in seeds); an
  * observation row (a seed's saved feedback) also enters the local corrections. */
 int hcomp_model_add_row(hcomp_model *m, const hcomp_row *row);
+/* The same for a row whose numbers are already rounded to 6 significant digits (the
+ * embedded seed's, written so by scripts/embed-seed: test_seed checks it), skipping the
+ * rounding, a quarter of a process's first load of that seed. */
+int hcomp_model_add_round_row(hcomp_model *m, const hcomp_row *row);
 /* Fit the three targets of m by weighted least squares on its rows (profiler rows weight
  * 1, saved observations 2): without with_ring by GSL's truncated SVD over the rows; with
  * it (the refits of a run) from the normal equations of the rows plus this run's

@@ -614,7 +614,7 @@ static int add_default_rows(hcomp_predictor *p, const char *src, hcomp_error *er
                               "scripts/embed-seed again)", src, j, e->model);
         for (int t = 0; t < HCOMP_NTARGET; t++)
             r.y[t] = e->y[t];
-        if (hcomp_model_add_row(&p->models[e->model], &r) != HCOMP_OK)
+        if (hcomp_model_add_round_row(&p->models[e->model], &r) != HCOMP_OK)
             return hcomp_fail(err, HCOMP_E_NOMEM, "seed %s: out of memory", src);
     }
     for (size_t i = 0; i < p->nmodels; i++)

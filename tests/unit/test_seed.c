@@ -263,6 +263,14 @@ static void test_default_seed_loads(void **state)
         rows += a.rows;
     }
     assert_int_equal(rows, hcomp_seed_default_nrows);
+    /* its rows are added without rounding (hcomp_model_add_round_row): they must be round */
+    for (size_t j = 0; j < hcomp_seed_default_nrows; j++) {
+        const hcomp_seed_row *e = &hcomp_seed_default_rows[j];
+        const double v[5] = {e->entropy, e->probe_ratio, e->y[0], e->y[1], e->y[2]};
+        for (int k = 0; k < 5; k++)
+            if (hcomp_round6(v[k]) != v[k])
+                fail_msg("embedded seed row %zu: %.17g is not rounded to 6 digits", j, v[k]);
+    }
     free(text);
     free(mine);
     free(theirs);
