@@ -172,7 +172,8 @@ int hcomp_file_open_with_state(const char *path, int flags, mode_t perm, int sha
                                const hcomp_options *opts, const void *state, size_t state_len,
                                hcomp_file **out, hcomp_error *err)
 {
-    return open_file(path, flags, perm, sharers, opts, state, state_len, out, err);
+    return open_file(path, flags & ~OPEN_CREATE_ONLY, perm, sharers, opts, state, state_len, out,
+                     err);
 }
 
 int hcomp_file_export_state(hcomp_file *f, void **state, size_t *len, hcomp_error *err)

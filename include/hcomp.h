@@ -62,15 +62,6 @@ typedef struct hcomp_file hcomp_file;
  * capacity on a tier (capacity itself is shared by all writers through a ledger). */
 HCOMP_API int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                     const hcomp_options *opts, hcomp_file **out, hcomp_error *err);
-/* Create the file at path as hcomp_file_open with HCOMP_O_CREAT (and HCOMP_O_EXCL if
- * flags has it) would, after the same checks of the options, the tier configuration
- * and its directories (and of a seed the options name), and return without a handle:
- * an existing file is left as it is and checked by the open that follows. For ROMIO's
- * create step, where one process creates the file and closes it before every process
- * opens it: a full open there would load the cost model for nothing, and the other
- * processes wait for it. */
-HCOMP_API int hcomp_file_create(const char *path, int flags, mode_t perm,
-                                const hcomp_options *opts, hcomp_error *err);
 /* The same, with the replayed state of the file's log exported by another opener
  * (hcomp_file_export_state): only what was appended since is replayed here, and what
  * the handle holds is what a replay of the whole log would give. A state that is not
@@ -80,6 +71,15 @@ HCOMP_API int hcomp_file_create(const char *path, int flags, mode_t perm,
 HCOMP_API int hcomp_file_open_with_state(const char *path, int flags, mode_t perm, int sharers,
                                          const hcomp_options *opts, const void *state,
                                          size_t state_len, hcomp_file **out, hcomp_error *err);
+/* Create the file at path as hcomp_file_open with HCOMP_O_CREAT (and HCOMP_O_EXCL if
+ * flags has it) would, after the same checks of the options, the tier configuration
+ * and its directories (and of a seed the options name), and return without a handle:
+ * an existing file is left as it is and checked by the open that follows. For ROMIO's
+ * create step, where one process creates the file and closes it before every process
+ * opens it: a full open there would load the cost model for nothing, and the other
+ * processes wait for it. */
+HCOMP_API int hcomp_file_create(const char *path, int flags, mode_t perm,
+                                const hcomp_options *opts, hcomp_error *err);
 /* The replayed state of f's log, brought up to date first: *len bytes at *state (free
  * them with free()), to pass to hcomp_file_open_with_state in another process of the same
  * job (a state is not a file format: only the same build of the library takes it). */
