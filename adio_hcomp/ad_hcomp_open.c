@@ -91,30 +91,17 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         snprintf(threads, sizeof(threads), "%ld", n > 0 && cores > n ? cores / n : 1);
         (void) hcomp_options_set(opts, "hcomp_threads", threads, &err);
     }
-    if (st->create_step && (flags & HCOMP_O_CREAT)) {
-        /* ROMIO's create step: closed at once, before every process opens the file */
-        st->create_step = 0;
-        int crc = hcomp_file_create(fd->filename, flags, perm, opts, &err);
-        hcomp_options_free(opts);
-        if (crc != HCOMP_OK) {
-            ADIOI_Free(st);
-            fd->fs_ptr = NULL;
-            fd->fd_sys = -1;
-            *error_code = ADIOI_HCOMP_Error(myname, &err);
-            return;
-        }
-        fd->fs_ptr = st;
-        fd->fd_sys = -1;
-        fd->fd_direct = -1;
-        *error_code = MPI_SUCCESS;
-        return;
-    }
+    /* ROMIO's create step only creates the file: it is closed at once, before every
+     * process opens it */
+    int create_only = st->create_step && (flags & HCOMP_O_CREAT);
+    st->create_step = 0;
     /* in a collective open, start from the state one process replayed for all; without
      * one, a reader replays the log when it first reads (a collective read's processes
      * that aggregate nothing never do) */
     if ((flags & HCOMP_O_RDONLY) && st->replay_state == NULL)
         flags |= HCOMP_O_LAZY;
-    int rc = st->replay_state != NULL
+    int rc = create_only ? hcomp_file_create(fd->filename, flags, perm, opts, &err)
+        : st->replay_state != NULL
         ? hcomp_file_open_with_state(fd->filename, flags, perm, nprocs, opts, st->replay_state,
                                      st->replay_len, &st->file, &err)
         : hcomp_file_open(fd->filename, flags, perm, nprocs, opts, &st->file, &err);
@@ -127,12 +114,17 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         return;
     }
     fd->fs_ptr = st;
+    fd->fd_direct = -1;
+    if (create_only) {
+        fd->fd_sys = -1;
+        *error_code = MPI_SUCCESS;
+        return;
+    }
     int rank = 0;
     MPI_Comm_rank(fd->comm, &rank);
     hcomp_file_set_model_owner(st->file, rank == 0);
     /* ROMIO's byte-range locks (atomic mode, data sieving) go on the mapping file. */
     fd->fd_sys = hcomp_file_fd(st->file);
-    fd->fd_direct = -1;
 
     if (fd->access_mode & ADIO_APPEND) {
         uint64_t size = 0;

@@ -273,17 +273,23 @@ static void opt_show_open_replay(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%s", names[o->open_replay]);
 }
 
-#define WRITE_BUFFER_MAX (256u << 20)
+/* A size hint of at most max bytes (0 allowed), into *out; the message says what the
+ * hint takes: its largest value, an example and what 0 does. */
+static int parse_byte_count(const char *key, const char *v, uint32_t max, const char *say,
+                            uint32_t *out, hcomp_error *err)
+{
+    uint64_t n;
+    if (hcomp_parse_size(v, &n) != 0 || n > max)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": %s", key, v, say);
+    *out = (uint32_t) n;
+    return HCOMP_OK;
+}
 
 static int opt_parse_write_buffer(hcomp_options *o, const char *key, const char *v,
                                   hcomp_error *err)
 {
-    uint64_t n;
-    if (hcomp_parse_size(v, &n) != 0 || n > WRITE_BUFFER_MAX)
-        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a size up to 256MiB (e.g. "
-                          "4MiB), or 0 to write every write at once", key, v);
-    o->write_buffer = (uint32_t) n;
-    return HCOMP_OK;
+    return parse_byte_count(key, v, 256u << 20, "a size up to 256MiB (e.g. 4MiB), or 0 to "
+                            "write every write at once", &o->write_buffer, err);
 }
 
 static void opt_show_write_buffer(const hcomp_options *o, char *buf, size_t n)
@@ -291,17 +297,11 @@ static void opt_show_write_buffer(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", (unsigned) o->write_buffer);
 }
 
-#define FLUSH_AFTER_MAX (1u << 30)
-
 static int opt_parse_flush_after(hcomp_options *o, const char *key, const char *v,
                                  hcomp_error *err)
 {
-    uint64_t n;
-    if (hcomp_parse_size(v, &n) != 0 || n > FLUSH_AFTER_MAX)
-        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a size up to 1GiB (e.g. "
-                          "1MiB), or 0 to leave written bytes to the sync and the kernel", key, v);
-    o->flush_after = (uint32_t) n;
-    return HCOMP_OK;
+    return parse_byte_count(key, v, 1u << 30, "a size up to 1GiB (e.g. 1MiB), or 0 to leave "
+                            "written bytes to the sync and the kernel", &o->flush_after, err);
 }
 
 static void opt_show_flush_after(const hcomp_options *o, char *buf, size_t n)
@@ -309,17 +309,11 @@ static void opt_show_flush_after(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", (unsigned) o->flush_after);
 }
 
-#define READ_AHEAD_MAX (1u << 30)
-
 static int opt_parse_read_ahead(hcomp_options *o, const char *key, const char *v,
                                 hcomp_error *err)
 {
-    uint64_t n;
-    if (hcomp_parse_size(v, &n) != 0 || n > READ_AHEAD_MAX)
-        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a size up to 1GiB (e.g. "
-                          "16MiB), or 0 for no read-ahead", key, v);
-    o->read_ahead = (uint32_t) n;
-    return HCOMP_OK;
+    return parse_byte_count(key, v, 1u << 30, "a size up to 1GiB (e.g. 16MiB), or 0 for no "
+                            "read-ahead", &o->read_ahead, err);
 }
 
 static void opt_show_read_ahead(const hcomp_options *o, char *buf, size_t n)
