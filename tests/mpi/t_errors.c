@@ -379,6 +379,7 @@ int main(int argc, char **argv)
             {"hcomp_piece_size", "0"},      {"hcomp_piece_size", "abc"},
             {"hcomp_piece_size", "4097"},   {"hcomp_piece_size", "-4096"},
             {"file_perm", "abc"},           {"file_perm", "0999"},
+            {"hcomp_flush_after", "2GiB"},  {"hcomp_flush_after", "soon"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             MPI_Info bi = t_info(&t, bad[i][0], bad[i][1], NULL);
