@@ -285,41 +285,24 @@ static int parse_byte_count(const char *key, const char *v, uint32_t max, const 
     return HCOMP_OK;
 }
 
-static int opt_parse_write_buffer(hcomp_options *o, const char *key, const char *v,
-                                  hcomp_error *err)
-{
-    return parse_byte_count(key, v, 256u << 20, "a size up to 256MiB (e.g. 4MiB), or 0 to "
-                            "write every write at once", &o->write_buffer, err);
-}
+/* The parser and the formatter of a size hint held in field */
+#define SIZE_HINT(name, field, max, say)                                                  \
+    static int opt_parse_##name(hcomp_options *o, const char *key, const char *v,        \
+                                hcomp_error *err)                                        \
+    {                                                                                    \
+        return parse_byte_count(key, v, max, say, &o->field, err);                       \
+    }                                                                                    \
+    static void opt_show_##name(const hcomp_options *o, char *buf, size_t n)             \
+    {                                                                                    \
+        snprintf(buf, n, "%u", (unsigned) o->field);                                     \
+    }
 
-static void opt_show_write_buffer(const hcomp_options *o, char *buf, size_t n)
-{
-    snprintf(buf, n, "%u", (unsigned) o->write_buffer);
-}
-
-static int opt_parse_flush_after(hcomp_options *o, const char *key, const char *v,
-                                 hcomp_error *err)
-{
-    return parse_byte_count(key, v, 1u << 30, "a size up to 1GiB (e.g. 1MiB), or 0 to leave "
-                            "written bytes to the sync and the kernel", &o->flush_after, err);
-}
-
-static void opt_show_flush_after(const hcomp_options *o, char *buf, size_t n)
-{
-    snprintf(buf, n, "%u", (unsigned) o->flush_after);
-}
-
-static int opt_parse_read_ahead(hcomp_options *o, const char *key, const char *v,
-                                hcomp_error *err)
-{
-    return parse_byte_count(key, v, 1u << 30, "a size up to 1GiB (e.g. 16MiB), or 0 for no "
-                            "read-ahead", &o->read_ahead, err);
-}
-
-static void opt_show_read_ahead(const hcomp_options *o, char *buf, size_t n)
-{
-    snprintf(buf, n, "%u", (unsigned) o->read_ahead);
-}
+SIZE_HINT(write_buffer, write_buffer, 256u << 20,
+          "a size up to 256MiB (e.g. 4MiB), or 0 to write every write at once")
+SIZE_HINT(flush_after, flush_after, 1u << 30,
+          "a size up to 1GiB (e.g. 1MiB), or 0 to leave written bytes to the sync and the kernel")
+SIZE_HINT(read_ahead, read_ahead, 1u << 30,
+          "a size up to 1GiB (e.g. 16MiB), or 0 for no read-ahead")
 
 static int opt_parse_block_size(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
