@@ -1,4 +1,4 @@
-/* block_cost: what framing pieces in 256 KiB blocks costs against one block per 1 MiB
+/* block_cost: what framing pieces in 256 KiB and 64 KiB blocks costs against one block per 1 MiB
  * piece (the unframed pieces' encoding), and how a large read's decoding compares with the
  * codec's own speed (issue 17). FILE's bytes (float32 data such as `wl_frontier gen
  * particles`) are written through libhcomp in 1 MiB calls with one fixed codec and one
@@ -97,12 +97,12 @@ int main(int argc, char **argv)
     static const struct { const char *codec, *name; int level, filter; } cs[] = {
         {"lz4", "lz4", 1, HCOMP_FILTER_NONE}, {"zstd", "zstd", 1, HCOMP_FILTER_NONE},
         {"blosc-lz4:5", "blosc-lz4", 5, HCOMP_FILTER_BITSHUFFLE4}};
-    static const char *const blocks[] = {"1048576", "262144"};
+    static const char *const blocks[] = {"1048576", "262144", "65536"};
     printf("| codec | block | ratio | write MB/s | read MB/s, 1 thread | 2 threads | codec's decoding x 2 threads | read / that |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
         double dec = raw_decode(cs[k].name, cs[k].level, cs[k].filter, d, n);
-        for (int b = 0; b < 2; b++) {
+        for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
             double w[RUNS], r1[RUNS], r2[RUNS];
             uint64_t stored = 0;
             for (int rep = 0; rep < RUNS; rep++) {

@@ -128,15 +128,14 @@ static const hcomp_features *features_for(int filter, const hcomp_features *plai
 {
     if (filter == HCOMP_FILTER_NONE)
         return plain;
-    return filter == HCOMP_FILTER_BITSHUFFLE4 || filter == HCOMP_FILTER_BITSHUFFLE8 ? bs : sh;
+    return hcomp_filter_is_bitshuffle(filter) ? bs : sh;
 }
 
 static int form_of(int filter)
 {
     if (filter == HCOMP_FILTER_NONE)
         return HCOMP_FORM_PLAIN;
-    return filter == HCOMP_FILTER_BITSHUFFLE4 || filter == HCOMP_FILTER_BITSHUFFLE8
-               ? HCOMP_FORM_BITSHUFFLED : HCOMP_FORM_SHUFFLED;
+    return hcomp_filter_is_bitshuffle(filter) ? HCOMP_FORM_BITSHUFFLED : HCOMP_FORM_SHUFFLED;
 }
 
 /* A model's prediction for this data: where it has stored pieces of this data in this
@@ -907,6 +906,7 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
     in->size = len;
     in->piece_size = e->set.piece_size;
     in->block_size = e->set.block_size;
+    in->block_size_bs = e->set.block_size_bs;
     in->w.wc = e->set.wc;
     in->w.wd = e->set.wd;
     in->w.wr = e->set.wr;
@@ -973,7 +973,7 @@ int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task
 }
 
 void hcomp_engine_choose(hcomp_engine *e, const void *buf, uint64_t len, int t, unsigned *codec,
-                         int *level, int *filter)
+                         int *level, int *filter, int *dtype)
 {
     static _Thread_local hcomp_task_plan plan;
     int reused;
@@ -982,6 +982,7 @@ void hcomp_engine_choose(hcomp_engine *e, const void *buf, uint64_t len, int t, 
     in->size = len;
     in->piece_size = e->set.piece_size;
     in->block_size = e->set.block_size;
+    in->block_size_bs = e->set.block_size_bs;
     in->w.wc = e->set.wc;
     in->w.wd = e->set.wd;
     in->w.wr = e->set.wr;
@@ -1012,6 +1013,15 @@ void hcomp_engine_choose(hcomp_engine *e, const void *buf, uint64_t len, int t, 
     *codec = in->cand[best].codec;
     *level = in->cand[best].level;
     *filter = in->cand[best].filter;
+    *dtype = plan.feat.dtype;
+}
+
+/* Only floating-point data: c-blosc's bit-shuffled codecs keep their ratio in small blocks
+ * there (within 0.5% at 64 KiB), not on integer counters (6% lost; docs/ENGINE.md). */
+uint32_t hcomp_engine_block_size_bs(const hcomp_engine *e, int dtype)
+{
+    int fp = dtype == HCOMP_DTYPE_FLOAT || dtype == HCOMP_DTYPE_DOUBLE;
+    return fp && e->set.block_size_bs ? e->set.block_size_bs : e->set.block_size;
 }
 
 /* The features the engine would have predicted a decoded piece with: those of its logical

@@ -30,6 +30,8 @@ typedef struct hcomp_engine_settings {
     unsigned feedback_interval;     /* 0: no feedback */
     uint32_t piece_size;
     uint32_t block_size;            /* pieces framed in blocks of this size (the tables' room) */
+    uint32_t block_size_bs;         /* and pieces of floating-point data in a bit-shuffled
+                                       form in these (hcomp_engine_block_size_bs) */
     int shuffle;                    /* 1: byte shuffle is a candidate where the type allows */
     int drain_at_close;             /* node-local data moves to a shared tier before close returns */
     char seed[PATH_MAX];            /* the seed's path; "": the embedded default */
@@ -140,9 +142,12 @@ int hcomp_engine_close(hcomp_engine *e, hcomp_error *err);
 int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task_plan *plan,
                       hcomp_error *err);
 /* The encoding the engine would give len bytes stored on tier t alone (used when a
- * drain moves a piece to another tier). */
+ * drain moves a piece to another tier), and their element type (enum hcomp_dtype). */
 void hcomp_engine_choose(hcomp_engine *e, const void *buf, uint64_t len, int t,
-                         unsigned *codec, int *level, int *filter);
+                         unsigned *codec, int *level, int *filter, int *dtype);
+/* The blocks a piece of data of this element type (enum hcomp_dtype) is framed in when
+ * its codec bit-shuffles it; in any other form, set.block_size. */
+uint32_t hcomp_engine_block_size_bs(const hcomp_engine *e, int dtype);
 /* Feed a piece's measured compression cost back to the predictor. */
 void hcomp_engine_feedback(hcomp_engine *e, const hcomp_task_plan *plan, const hcomp_job *job);
 /* Feed a decoded piece's measured decompression time (and ratio) back: raw is its

@@ -9,6 +9,11 @@
 #include <emmintrin.h>
 #endif
 
+int hcomp_filter_is_bitshuffle(int filter)
+{
+    return filter == HCOMP_FILTER_BITSHUFFLE4 || filter == HCOMP_FILTER_BITSHUFFLE8;
+}
+
 unsigned hcomp_filter_typesize(int filter)
 {
     switch (filter) {

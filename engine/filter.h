@@ -23,6 +23,8 @@ enum hcomp_filter {
 
 /* Element size of a filter (0 for none). */
 unsigned hcomp_filter_typesize(int filter);
+/* Whether a filter is a bitshuffle (applied inside a typed codec's own blocks). */
+int hcomp_filter_is_bitshuffle(int filter);
 /* The filter of this kind (enum hcomp_shuffle) for elements of k bytes (4 or 8), else none. */
 int hcomp_filter_for(int shuffle, unsigned k);
 /* The same for elements of an enum hcomp_dtype (none for bytes). */

@@ -18,6 +18,7 @@
  * per-byte cost of any candidate there (headers, rounding and latency left out) and with
  * as many bytes as its room takes at the best ratio of any candidate. */
 #include "hcdp.h"
+#include "filter.h"
 #include "tiers/piece_header.h"
 
 #include <limits.h>
@@ -61,7 +62,9 @@ static uint64_t stored(const hcdp_input *in, uint64_t len, int c)
     uint64_t n = pieces(in, len), over = HEADER * n;
     if (in->block_size) {   /* each piece's block table (a bound: blocks counted per piece);
                                pieces stored as they are have blocks of HCOMP_BLOCK_AS_IS */
-        uint64_t b = r > 1.0 ? in->block_size : HCOMP_BLOCK_AS_IS;
+        uint64_t b = r <= 1.0 ? HCOMP_BLOCK_AS_IS
+                     : hcomp_filter_is_bitshuffle(in->cand[c].filter) && in->block_size_bs
+                         ? in->block_size_bs : in->block_size;
         over += (uint64_t) HCOMP_BLOCK_TABLE_FIXED * n + HCOMP_BLOCK_ENTRY * ((len + b - 1) / b + n);
     }
     return (uint64_t) ceil((double) len / r) + over;

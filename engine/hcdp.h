@@ -47,6 +47,7 @@ typedef struct hcdp_input {
     uint64_t size;            /* task bytes */
     uint32_t piece_size;      /* largest piece (latency is paid per piece) */
     uint32_t block_size;      /* pieces framed in blocks of this size: their tables' room */
+    uint32_t block_size_bs;   /* those of bit-shuffled candidates (0: block_size) */
     int ntiers;
     hcdp_tier tier[HCDP_MAX_TIERS];
     int ncand;

@@ -26,21 +26,23 @@ static int grow_or_fail(hcomp_job *j, unsigned char **buf, size_t *cap, size_t n
  * source as it is (codec 0), with its table. */
 static void encode_framed(hcomp_job *j, const hcomp_codec *c)
 {
-    uint32_t n = hcomp_frame_blocks(j->len, j->block_size);
+    uint32_t bsize = hcomp_filter_is_bitshuffle(j->filter) && j->block_size_bs ? j->block_size_bs
+                                                                                : j->block_size;
+    uint32_t n = hcomp_frame_blocks(j->len, bsize);
     size_t tlen = hcomp_block_table_size(n);
     if (grow_or_fail(j, &j->table, &j->table_cap, tlen) != 0)
         return;
     j->table_len = (uint32_t) tlen;
-    j->block_used = j->block_size;
+    j->block_used = bsize;
     uint32_t any = 0;
     if (c != NULL && c->id != HCOMP_CODEC_NONE) {
-        size_t bound = hcomp_frame_bound(c, j->len, j->block_size), blen = 0;
+        size_t bound = hcomp_frame_bound(c, j->len, bsize), blen = 0;
         uint64_t coded = 0;
         if (bound == SIZE_MAX || grow_or_fail(j, &j->out, &j->out_cap, bound) != 0) {
             j->rc = HCOMP_E_NOMEM;
             return;
         }
-        int rc = hcomp_frame_encode(c, j->level, j->filter, j->block_size, j->src, j->len,
+        int rc = hcomp_frame_encode(c, j->level, j->filter, bsize, j->src, j->len,
                                     &j->tmp, &j->tmp_cap, j->out, bound, j->table, &blen,
                                     &coded, &any);
         if (rc != HCOMP_OK) {

@@ -20,6 +20,8 @@ typedef struct hcomp_job {
     unsigned codec;
     int level;
     int filter;
+    uint32_t block_size_bs;         /* encode, framed: a bit-shuffled encoding's blocks (0:
+                                       block_size) */
     uint32_t block_size;            /* encode: framed in blocks of this size; 0 unframed;
                                        decode: src is a whole framed piece's table and
                                        blocks, in blocks of this size */

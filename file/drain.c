@@ -79,14 +79,15 @@ int hcomp_drain_move_piece(hcomp_file *f, int first_shared, uint32_t idx, uint64
             continue;
         }
         unsigned codec;
-        int level, filter;
-        hcomp_engine_choose(&f->eng, *raw, p->raw_len, t, &codec, &level, &filter);
+        int level, filter, dtype;
+        hcomp_engine_choose(&f->eng, *raw, p->raw_len, t, &codec, &level, &filter, &dtype);
         job->src = *raw;
         job->len = p->raw_len;
         job->codec = codec;
         job->level = level;
         job->filter = filter;
         job->block_size = block_size;
+        job->block_size_bs = block_size ? hcomp_engine_block_size_bs(&f->eng, dtype) : 0;
         hcomp_job_encode(job);
         if (job->rc != HCOMP_OK)
             return hcomp_fail(err, job->rc, "%s: draining: encoding a piece failed", f->path);

@@ -476,6 +476,8 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             job->filter = d[w0 + k].filter;
             job->decode = 0;
             job->block_size = hcomp_file_block_size(f);
+            job->block_size_bs = job->block_size ? hcomp_engine_block_size_bs(&f->eng, plan.feat.dtype)
+                                                 : 0;
             /* a trial costs the piece nothing: the other ways are encoded too, the
              * smallest kept, all observed */
             job->nalt = d[w0 + k].alts ? plan.nalt : 0;

@@ -339,6 +339,13 @@ uint32_t hcomp_options_block_size(const hcomp_options *o)
     return b;
 }
 
+uint32_t hcomp_options_block_size_bs(const hcomp_options *o)
+{
+    int reads = o->priority == HCOMP_PRIO_READ_AFTER_WRITE || o->priority == HCOMP_PRIO_READ_BANDWIDTH;
+    return o->block_size == 0 && reads && !o->weights_set ? HCOMP_BLOCK_AUTO_BS
+                                                          : hcomp_options_block_size(o);
+}
+
 static int opt_parse_threads(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     unsigned long n;
@@ -564,6 +571,7 @@ void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings
     set->feedback_interval = o->feedback_interval;
     set->piece_size = o->piece_size;
     set->block_size = hcomp_options_block_size(o);
+    set->block_size_bs = hcomp_options_block_size_bs(o);
     set->shuffle = o->shuffle;
     set->drain_at_close = o->drain == 1;
     snprintf(set->seed, sizeof(set->seed), "%s", hcomp_options_seed_path(o));

@@ -12,6 +12,8 @@
 #define HCOMP_PIECE_ALIGN 4096u
 #define HCOMP_PIECE_SIZE_MAX (64u << 20)
 #define HCOMP_BLOCK_AUTO (256u << 10)     /* "auto" block size but for archival */
+#define HCOMP_BLOCK_AUTO_BS (64u << 10)    /* and for floating-point data bit-shuffled when
+                                             reads weigh (hcomp_options_block_size_bs) */
 
 /*  X(hint name, default, parser, formatter) */
 #define HCOMP_OPTION_LIST(X)                                                        \
@@ -88,6 +90,12 @@ const char *hcomp_options_seed_path(const hcomp_options *o);
  * a piece, so that each piece is one block (a compressor sees the whole piece: 0.1-0.2%
  * more ratio for bit-shuffled zstd on particles; reads fetch whole pieces). */
 uint32_t hcomp_options_block_size(const hcomp_options *o);
+/* Those of pieces of floating-point data in a bit-shuffled form: HCOMP_BLOCK_AUTO_BS for
+ * "auto" under the priorities that weigh reads (read_after_write, the default, and
+ * read_bandwidth: a small read fetches a quarter of what it would for 0.1-0.5% of ratio
+ * and 5-10% of blosc-lz4's compression speed), else the same (docs/ENGINE.md, "Blocks and
+ * reads"). */
+uint32_t hcomp_options_block_size_bs(const hcomp_options *o);
 int hcomp_options_stats_on(const hcomp_options *o);
 /* What the options ask of the engine. */
 void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings *set);

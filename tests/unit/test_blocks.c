@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <math.h>
 #include <cmocka.h>
 
 #include "file_fixture.h"
+#include "hcomp_model.h"
 #include "file/tools.h"
 #include "file/file_internal.h"
 #include "file/options.h"
@@ -481,6 +483,80 @@ static void test_block_size_auto(void **state)
     hcomp_options_free(o);
 }
 
+/* Floating-point data in a bit-shuffled form have 64 KiB blocks where the block size is
+ * "auto" and the priority weighs reads (the default read_after_write, read_bandwidth);
+ * elsewhere the file's block size, and a block size the hint names is kept */
+static void test_block_size_bs(void **state)
+{
+    (void) state;
+    static const struct { const char *priority; uint32_t bs; } p[] = {
+        {"read_after_write", 65536}, {"read_bandwidth", 65536}, {"async", 262144},
+        {"write_bandwidth", 262144}, {"archival", 1u << 20}};
+    for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+        hcomp_options *o = hcomp_options_new();
+        hcomp_error e;
+        if (i == 0)
+            assert_int_equal(hcomp_options_block_size_bs(o), 65536);   /* the default */
+        assert_int_equal(hcomp_options_set(o, "hcomp_priority", p[i].priority, &e), HCOMP_OK);
+        assert_int_equal(hcomp_options_block_size_bs(o), p[i].bs);
+        assert_int_equal(hcomp_options_set(o, "hcomp_weights", "1,1,1", &e), HCOMP_OK);
+        assert_int_equal(hcomp_options_block_size_bs(o), 262144);
+        assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "8KiB", &e), HCOMP_OK);
+        assert_int_equal(hcomp_options_block_size_bs(o), 8192);
+        hcomp_options_free(o);
+    }
+}
+
+/* float32 values of a smooth field with noisy low bits: bit-shuffling codecs shrink them */
+static unsigned char *float_field(size_t n)
+{
+    float *v = malloc(n);
+    assert_non_null(v);
+    uint64_t s = 3;
+    for (size_t i = 0; i < n / 4; i++)
+        v[i] = (float) (100.0 + 10.0 * sin((double) i * 1e-4)) + (float) (rng(&s) % 1000) * 1e-6f;
+    return (unsigned char *) v;
+}
+
+/* The pieces one file of blosc-lz4 holds: of float32 data in 64 KiB blocks, of int32 data
+ * (the same bytes, other element type) in 256 KiB; of zstd (byte-shuffled) in 256 KiB;
+ * each read back whole and in parts; a 4 KiB read of a float piece fetches about one
+ * 64 KiB block, not a 256 KiB one. */
+static void test_float_bitshuffled_blocks(void **state)
+{
+    fixture *fx = *state;
+    static const struct { const char *codec; int dtype; uint32_t block; } cases[] = {
+        {"blosc-lz4", HCOMP_DTYPE_FLOAT, 65536}, {"blosc-zstd", HCOMP_DTYPE_DOUBLE, 65536},
+        {"blosc-lz4", HCOMP_DTYPE_INT32, 262144}, {"zstd", HCOMP_DTYPE_FLOAT, 262144}};
+    const uint64_t len = 4u << 20;
+    unsigned char *d = float_field(len);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        set_opt(fx, "hcomp_codec", cases[c].codec);
+        char path[PATH_MAX], name[64];
+        snprintf(name, sizeof(name), "fbs-%zu", c);
+        file_path(fx, name, path, sizeof(path));
+        hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+        hcomp_file_set_dtype(f, cases[c].dtype);
+        pwrite_ok(f, d, len, 0);
+        close_ok(f);
+        f = open_file(fx, path, HCOMP_O_RDONLY);
+        uint64_t touched = random_reads_fetch(f, d, len, 16, 9);
+        expect_bytes(f, d, len, 0);
+        assert_int_equal(f->npieces, 4);
+        for (size_t i = 0; i < f->npieces; i++) {
+            assert_int_not_equal(f->pieces[i].codec, HCOMP_CODEC_NONE);
+            assert_int_equal(hcomp_frame_block_size(f->pieces[i].frame), cases[c].block);
+        }
+        /* a read fetches at most two blocks (each at most its raw size) and a table */
+        uint64_t most = 16 * 2 * ((uint64_t) cases[c].block + 16 + 8 + 8 * 256);
+        if (touched > most)
+            fail_msg("%s: 16 reads of 4 KiB fetched %llu bytes (at most %llu)", cases[c].codec,
+                     (unsigned long long) touched, (unsigned long long) most);
+        close_ok(f);
+    }
+    free(d);
+}
+
 /* A file written under archival frames each compressed 1 MiB piece in one block; its
  * bytes read back, whole and in parts. */
 static void test_archival_pieces_one_block(void **state)
@@ -519,6 +595,8 @@ int main(void)
         cmocka_unit_test(test_block_table_checks),
         cmocka_unit_test(test_block_size_hint),
         cmocka_unit_test(test_block_size_auto),
+        cmocka_unit_test(test_block_size_bs),
+        cmocka_unit_test_setup_teardown(test_float_bitshuffled_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archival_pieces_one_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_every_alignment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_fetch_blocks, setup, teardown),
