@@ -184,7 +184,12 @@ static int opt_parse_weights(hcomp_options *o, const char *key, const char *v, h
     o->wc = w[0] / sum;
     o->wd = w[1] / sum;
     o->wr = w[2] / sum;
-    o->weights_set = 1;
+    /* the priority's own weights, as they are shown (MPI_File_get_info; the driver's Open
+     * reads every hint back from the file's info), leave the priority in force: only
+     * other weights override it (its block size) */
+    o->weights_set = !(fabs(o->wc - presets[o->priority].wc) < 1e-4 &&
+                       fabs(o->wd - presets[o->priority].wd) < 1e-4 &&
+                       fabs(o->wr - presets[o->priority].wr) < 1e-4);
     return HCOMP_OK;
 bad:
     return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": give three non-negative numbers "

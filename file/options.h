@@ -44,7 +44,7 @@ struct hcomp_options {
     int nallowed;                   /* 0: all codecs the seed models */
     hcomp_allowed allowed[HCOMP_MAX_ALLOWED];
     int priority;                   /* enum hcomp_priority */
-    int weights_set;                /* hcomp_weights given: it overrides the priority */
+    int weights_set;                /* hcomp_weights other than the priority's: they override it */
     double wc, wd, wr;              /* effective, normalised */
     char seed[PATH_MAX];            /* "" : $HCOMP_SEED, else the embedded default */
     unsigned feedback_interval;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hcomp.h"
+#include "file/options.h"
 
 static void get(const hcomp_options *o, const char *key, char *buf, size_t n)
 {
@@ -76,6 +77,38 @@ static void test_priority_and_weights(void **state)
     assert_int_equal(hcomp_options_set(o, "hcomp_priority", "write_bandwidth", NULL), HCOMP_OK);
     assert_get(o, "hcomp_weights", "0.5,0,0.5");
     hcomp_options_free(o);
+}
+
+/* Every hint shown and set again, in the library's order (what the driver's Open does
+ * with the file's info): the same options, and a priority stays in force (its block
+ * sizes); weights other than the priority's still override it */
+static void test_shown_options_reopen_alike(void **state)
+{
+    (void) state;
+    static const char *prio[] = {"archival", "read_after_write", "read_bandwidth", "async",
+                                 "write_bandwidth"};
+    for (size_t p = 0; p < sizeof(prio) / sizeof(prio[0]) + 1; p++) {
+        hcomp_options *o = hcomp_options_new(), *again = hcomp_options_new();
+        assert_non_null(o);
+        assert_non_null(again);
+        if (p < sizeof(prio) / sizeof(prio[0]))
+            assert_int_equal(hcomp_options_set(o, "hcomp_priority", prio[p], NULL), HCOMP_OK);
+        else    /* explicit weights: they stay explicit */
+            assert_int_equal(hcomp_options_set(o, "hcomp_weights", "1,1,1", NULL), HCOMP_OK);
+        for (size_t i = 0; i < hcomp_options_count(); i++) {
+            char v[512];
+            assert_int_equal(hcomp_options_get(o, hcomp_options_key(i), v, sizeof(v)), HCOMP_OK);
+            assert_int_equal(hcomp_options_set(again, hcomp_options_key(i), v, NULL), HCOMP_OK);
+        }
+        assert_int_equal(hcomp_options_block_size(again), hcomp_options_block_size(o));
+        assert_int_equal(hcomp_options_block_size_bs(again), hcomp_options_block_size_bs(o));
+        if (p == 0)
+            assert_int_equal(hcomp_options_block_size(again), 1u << 20);
+        if (p == 1)
+            assert_int_equal(hcomp_options_block_size_bs(again), 65536);
+        hcomp_options_free(o);
+        hcomp_options_free(again);
+    }
 }
 
 /* The listing functions describe the same options get() knows, with their defaults. */
@@ -284,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_listing),
         cmocka_unit_test(test_priority_and_weights),
+        cmocka_unit_test(test_shown_options_reopen_alike),
         cmocka_unit_test(test_set_get_roundtrip),
         cmocka_unit_test(test_dup_is_independent),
         cmocka_unit_test(test_invalid_values),
