@@ -181,12 +181,12 @@ int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, ui
     w->seg_tail += total;
     if (w->budget != UINT64_MAX)
         w->budget -= total < w->budget ? total : w->budget;
-    double t1 = hcomp_now();
-    uint64_t started = hcomp_tier_writer_flush_behind(w, f->opts.flush_after);
+    double flush_s;
+    uint64_t started = hcomp_tier_writer_flush_behind(w, f->opts.flush_after, &flush_s);
     if (started) {
         f->stats.flush_behind_bytes += started;
         /* the time it took counts as writing, as a sync's does */
-        hcomp_monitor_observe(w->mon, 1, 0, hcomp_now() - t1);
+        hcomp_monitor_observe(w->mon, 1, 0, flush_s);
     }
     return HCOMP_OK;
 }
@@ -461,7 +461,9 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
         hcomp_monitor_queue(f->tw[d[j].tier].mon, d[j].len);
     double t_enc = hcomp_now();
 
-    /* 5: store each piece as soon as it is encoded */
+    /* 5: store each piece as soon as it is encoded (the task's blocks: one element type) */
+    uint32_t block_size = hcomp_file_block_size(f);
+    uint32_t block_size_bs = block_size ? hcomp_engine_block_size_bs(&f->eng, plan.feat.dtype) : 0;
     f->batch.len = 0;
     rc = HCOMP_OK;
     double t_wait = 0;
@@ -475,9 +477,8 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
             job->level = d[w0 + k].level;
             job->filter = d[w0 + k].filter;
             job->decode = 0;
-            job->block_size = hcomp_file_block_size(f);
-            job->block_size_bs = job->block_size ? hcomp_engine_block_size_bs(&f->eng, plan.feat.dtype)
-                                                 : 0;
+            job->block_size = block_size;
+            job->block_size_bs = block_size_bs;
             /* a trial costs the piece nothing: the other ways are encoded too, the
              * smallest kept, all observed */
             job->nalt = d[w0 + k].alts ? plan.nalt : 0;

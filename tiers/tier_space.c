@@ -167,8 +167,9 @@ int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, cons
     return hcomp_fail(err, HCOMP_E_IO, "%s: could not create a unique segment in %s", file_path, w->dir);
 }
 
-uint64_t hcomp_tier_writer_flush_behind(hcomp_tier_writer *w, uint64_t after)
+uint64_t hcomp_tier_writer_flush_behind(hcomp_tier_writer *w, uint64_t after, double *seconds)
 {
+    *seconds = 0;
     if (after == 0 || w->volatile_tier || w->seg_fd < 0 || w->seg_tail < w->flush_from ||
         w->seg_tail - w->flush_from < after)
         return 0;
@@ -176,7 +177,9 @@ uint64_t hcomp_tier_writer_flush_behind(hcomp_tier_writer *w, uint64_t after)
 #ifdef SYNC_FILE_RANGE_WRITE
     /* advice: a file system that cannot (EINVAL, ENOSYS) leaves it all to the sync, and
      * errors of the write-back itself are the sync's to report */
+    double t0 = hcomp_now();
     (void) sync_file_range(w->seg_fd, (off_t) w->flush_from, (off_t) n, SYNC_FILE_RANGE_WRITE);
+    *seconds = hcomp_now() - t0;
 #else
     n = 0;
 #endif

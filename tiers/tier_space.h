@@ -53,8 +53,9 @@ int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, cons
 /* Start the write-back to storage of what w's segment got since the last call, without
  * waiting for it, once at least `after` bytes wait (0: never; volatile tiers: never): a
  * durable sync then finds little left to write, and the disk works while the writer
- * does. Returns the bytes whose write-back was started. */
-uint64_t hcomp_tier_writer_flush_behind(hcomp_tier_writer *w, uint64_t after);
+ * does. Returns the bytes whose write-back was started, and in *seconds how long starting
+ * it took (0 when nothing was started: the common case costs no clock read). */
+uint64_t hcomp_tier_writer_flush_behind(hcomp_tier_writer *w, uint64_t after, double *seconds);
 /* Close w's segment, give back its reservation, and forget it. */
 void hcomp_tier_writer_close(hcomp_tier_writer *w, const hcomp_tier *tier);
 /* Remove w's segment file (and the segment directory, if that leaves it empty). */
