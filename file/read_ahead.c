@@ -13,7 +13,16 @@
  * up to the hint's bytes, and is advised again when the reader is half-way through what was
  * advised. Memory: the window's stored bytes, in the page cache (the kernel may drop them);
  * the handle itself holds a list of ranges only while it advises. Emulated tiers are left
- * alone (their reads are slowed to their speed where they happen). */
+ * alone (their reads are slowed to their speed where they happen).
+ *
+ * Strided readers too, which the kernel's read-ahead does not follow (Lustre's stride
+ * read-ahead is the precedent): each rank of an analysis reading its slab of array after
+ * array, IOR's segments. A read of the same length as the one before, starting as far
+ * after it as that one started after its own predecessor, with a gap between them, makes
+ * three reads of one pattern; then the next reads of the pattern are advised, as many as
+ * fit in the hint's bytes (at most RA_STRIDE_DEPTH), each once; of each, the pieces it
+ * wants half or more of (small strided reads, as a random subset's across arrays, fetch
+ * their blocks when they come: a whole piece ahead would cost more I/O than they do). */
 #include "file_internal.h"
 
 #include <fcntl.h>
@@ -23,6 +32,7 @@
 #define RA_MAX_RUN 16          /* the window stops doubling here (2^16 x the read) */
 #define RA_MAX_RANGES 8192u    /* pieces looked at per advice, at most */
 #define RA_GAP (64u << 10)     /* neighbours closer than this in a segment: one advice */
+#define RA_STRIDE_DEPTH 8u     /* reads of a strided pattern advised ahead, at most */
 
 typedef struct ra_range {
     int fd;
@@ -37,8 +47,10 @@ static int by_fd_then_offset(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Advise the stored bytes of the pieces behind logical bytes [from, to). */
-static void advise(hcomp_file *f, uint64_t from, uint64_t to)
+/* Advise the stored bytes of the pieces behind logical bytes [from, to); with most_only,
+ * only of those pieces that [from, to) wants half or more of (a read wanting less fetches
+ * only its blocks: advising the whole piece would read more than the read itself). */
+static void advise(hcomp_file *f, uint64_t from, uint64_t to, int most_only)
 {
     ra_range *r = NULL;
     size_t n = 0, cap = 0;
@@ -50,6 +62,10 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to)
             continue;
         last = e->piece;
         const hcomp_piece *p = &f->pieces[e->piece];
+        uint64_t a = from > p->start ? from : p->start;
+        uint64_t b = to < p->start + p->raw_len ? to : p->start + p->raw_len;
+        if (most_only && 2 * (b - a) < p->raw_len)
+            continue;
         hcomp_segment *s = &f->segs[p->seg];
         hcomp_error ignored;
         if (hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, e->off, 0, &ignored) != HCOMP_OK)
@@ -80,6 +96,36 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to)
     free(r);
 }
 
+/* Whether read [off, end) continues a strided pattern (see the top), and if it does, advise
+ * the pattern's next reads that are not yet advised. */
+static void stride_ahead(hcomp_file *f, uint64_t off, uint64_t end)
+{
+    uint64_t len = end - off, max = f->opts.read_ahead;
+    uint64_t stride = off > f->ra_prev ? off - f->ra_prev : 0;
+    if (f->ra_prev_len != len || stride <= len || stride != f->ra_stride) {
+        f->ra_stride = f->ra_prev_len == len && stride > len ? stride : 0;
+        f->ra_strides = 0;
+        f->ra_stride_to = 0;
+    } else {
+        f->ra_strides = 1;
+    }
+    f->ra_prev = off;
+    f->ra_prev_len = len;
+    if (!f->ra_strides || max == 0)
+        return;
+    /* reads longer than the hint: the first hint's bytes of the next one */
+    uint64_t depth = max / len, each = len < max ? len : max;
+    depth = depth < 1 ? 1 : depth > RA_STRIDE_DEPTH ? RA_STRIDE_DEPTH : depth;
+    uint64_t next = off + stride, last = off + depth * stride;
+    if (last < off || last >= f->size)      /* past the end (or wrapping): up to it */
+        last = off + (f->size - off - 1) / stride * stride;
+    for (uint64_t at = next > f->ra_stride_to ? next : f->ra_stride_to; at <= last && at >= next;
+         at += stride) {
+        advise(f, at, f->size - at < each ? f->size : at + each, 1);
+        f->ra_stride_to = at + stride;
+    }
+}
+
 void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end)
 {
     uint64_t max = f->opts.read_ahead;
@@ -89,8 +135,13 @@ void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end)
         f->ra_run = 0;
         f->ra_next = end;
         f->ra_to = end;
+        stride_ahead(f, off, end);
         return;
     }
+    f->ra_prev = off;           /* a sequential read ends a strided pattern, may start one */
+    f->ra_prev_len = end - off;
+    f->ra_stride = 0;
+    f->ra_strides = 0;
     f->ra_next = end;
     if (max == 0 || end >= f->size)
         return;
@@ -106,5 +157,5 @@ void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end)
         to = f->size;
     f->ra_to = end + window;
     if (from < to)
-        advise(f, from, to);
+        advise(f, from, to, 0);
 }

@@ -5,7 +5,8 @@
  * forward. After the segment's pages are dropped from the page cache, two sequential
  * reads must bring the pieces of the next window into it (seen with mincore), and
  * nothing beyond the window; with the hint at 0, or with reads that are not sequential,
- * nothing is advised. Where the page cache cannot be emptied (a segment on tmpfs), the
+ * nothing is advised. Strided reads (one piece every fourth) bring the pattern's next reads
+ * and nothing between them. Where the page cache cannot be emptied (a segment on tmpfs), the
  * residency checks are left out and the advised byte counts are still checked. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +174,76 @@ static void test_scattered_reads_not_read_ahead(void **state)
     free(d);
 }
 
+/* Reads of one piece every fourth piece, from offset 0 (each rank's slab of array after
+ * array; IOR's segments): after the third, the pattern's next eight reads are advised (the
+ * hint's 16 MiB hold more), each piece alone (they are 192 KiB apart in the segment), and
+ * nothing between them; each later read of the pattern advises one more; a read of another
+ * length ends the pattern. */
+static void test_strided_reads_bring_next_reads(void **state)
+{
+    unsigned char *d;
+    int evictable;
+    hcomp_file *f = backwards_cold(*state, "16MiB", &d, &evictable);
+    uint64_t stored = HCOMP_PIECE_HEADER_SIZE + f->pieces[0].stored_len;
+    expect_bytes(f, d, PIECE, 0);       /* from 0: a sequential run's first read too */
+    uint64_t seq = f->stats.readahead_bytes;
+    expect_bytes(f, d + 4 * PIECE, PIECE, 4 * PIECE);
+    assert_true(f->stats.readahead_bytes == seq);
+    expect_bytes(f, d + 8 * PIECE, PIECE, 8 * PIECE);
+    assert_true(f->stats.readahead_bytes == seq + 8 * stored);
+    if (evictable) {
+        for (int k = 12; k <= 40; k += 4) {
+            double r = wait_resident(f, (uint64_t) k * PIECE, (uint64_t) (k + 1) * PIECE);
+            if (r < 1.0)
+                fail_msg("piece %d, the pattern's next, is %.0f%% in the page cache", k, 100 * r);
+        }
+        /* between them: at most the two pages each shares with an advised neighbour */
+        double between = resident(f, 9 * PIECE, 12 * PIECE);
+        if (between > 0.1)
+            fail_msg("%.0f%% of the pieces between the pattern's reads was read ahead",
+                     100 * between);
+        if (resident(f, 45 * PIECE, NPIECES * PIECE) > 0.0)
+            fail_msg("pieces beyond the pattern's next eight reads were read ahead");
+    }
+    expect_bytes(f, d + 12 * PIECE, PIECE, 12 * PIECE);
+    assert_true(f->stats.readahead_bytes == seq + 9 * stored);      /* piece 44 */
+    expect_bytes(f, d + 16 * PIECE, PIECE / 2, 16 * PIECE);     /* another length */
+    expect_bytes(f, d + 20 * PIECE, PIECE / 2, 20 * PIECE);
+    assert_true(f->stats.readahead_bytes == seq + 9 * stored);
+    close_ok(f);
+    free(d);
+}
+
+/* small strided reads (a random subset's across arrays: 4 KiB of each) advise nothing: a
+ * whole piece ahead would cost more I/O than the reads themselves */
+static void test_small_strided_reads_not_read_ahead(void **state)
+{
+    unsigned char *d;
+    int evictable;
+    hcomp_file *f = backwards_cold(*state, "16MiB", &d, &evictable);
+    for (uint64_t k = 0; k < 24; k += 4)
+        expect_bytes(f, d + k * PIECE + 8192, 4096, k * PIECE + 8192);
+    assert_true(f->stats.readahead_bytes == 0);
+    if (evictable && resident(f, 24 * PIECE, NPIECES * PIECE) > 0.0)
+        fail_msg("pieces after small strided reads were read ahead");
+    close_ok(f);
+    free(d);
+}
+
+/* the same strided reads with the hint at 0 advise nothing */
+static void test_strided_read_ahead_off(void **state)
+{
+    unsigned char *d;
+    int evictable;
+    hcomp_file *f = backwards_cold(*state, "0", &d, &evictable);
+    (void) evictable;
+    for (uint64_t k = 0; k < 24; k += 4)
+        expect_bytes(f, d + k * PIECE, PIECE, k * PIECE);
+    assert_true(f->stats.readahead_bytes == 0);
+    close_ok(f);
+    free(d);
+}
+
 static void test_hint_bounds(void **state)
 {
     (void) state;
@@ -194,6 +265,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sequential_reads_bring_next_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_ahead_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scattered_reads_not_read_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strided_reads_bring_next_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_strided_reads_not_read_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strided_read_ahead_off, setup, teardown),
         cmocka_unit_test(test_hint_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
