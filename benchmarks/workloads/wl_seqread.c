@@ -6,7 +6,9 @@
  *   default) or in increasing order (--order seq); so the pieces of consecutive blocks lie
  *   in different writers' segments, out of their logical order.
  * --phase read: rank r reads the r-th of P contiguous parts of the file in order, C bytes
- *   per MPI_File_read_at, and after each read checks every byte, then computes for
+ *   per MPI_File_read_at (--pattern contiguous, the default), or the chunks of C bytes
+ *   numbered k with k % P == r in increasing order (--pattern strided: as IOR's segments or
+ *   a rank's slab of array after array), and after each read checks every byte, then computes for
  *   --think MS milliseconds per MiB read (a busy loop: the analysis), as a reader working on
  *   the data does; the next read comes after it.
  * Run the phases as separate programs to read cold (the caller empties the page cache
@@ -16,7 +18,7 @@
  * low-bit hash as noise), as a smooth field's values; written as MPI_DOUBLE.
  *
  * usage: wl_seqread FILE --phase write|read [--block S] [--blocks B] [--order shuffled|seq]
- *                   [--chunk C] [--think MS]
+ *                   [--chunk C] [--think MS] [--pattern contiguous|strided]
  * RESULT: phase, bytes (logical, all ranks); write: write_s (open..close); read: read_s
  *   (open..close, the slowest rank), io_s (time inside MPI_File_read_at, the slowest rank),
  *   think_s (the computing a rank did) */
@@ -48,9 +50,9 @@ int main(int argc, char **argv)
 {
     wl_common c;
     wl_init(&argc, &argv, &c, "--phase write|read [--block S] [--blocks B] "
-            "[--order shuffled|seq] [--chunk C] [--think MS]");
+            "[--order shuffled|seq] [--chunk C] [--think MS] [--pattern contiguous|strided]");
     long long S = 1 << 20, B = 64, C = 1 << 20;
-    const char *phase = NULL, *order = "shuffled";
+    const char *phase = NULL, *order = "shuffled", *pattern = "contiguous";
     double think_ms = 0;
     for (int i = 2; i < argc; i++) {
         if (wl_common_opt(argc, argv, &i, &c))
@@ -61,14 +63,17 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--order") == 0) order = wl_optval(argc, argv, &i);
         else if (strcmp(argv[i], "--chunk") == 0) C = wl_parse_size(wl_optval(argc, argv, &i));
         else if (strcmp(argv[i], "--think") == 0) think_ms = atof(wl_optval(argc, argv, &i));
+        else if (strcmp(argv[i], "--pattern") == 0) pattern = wl_optval(argc, argv, &i);
         else wl_die("unknown option %s", argv[i]);
     }
     int writing = phase && strcmp(phase, "write") == 0, shuffled = strcmp(order, "shuffled") == 0;
+    int strided = strcmp(pattern, "strided") == 0;
     if (!phase || (!writing && strcmp(phase, "read")) || (!shuffled && strcmp(order, "seq")) ||
+        (!strided && strcmp(pattern, "contiguous")) ||
         S < 8 || S % 8 || S > (1LL << 30) || B < 1 || C < 8 || C % 8 || C > (1LL << 30) ||
         think_ms < 0)
         wl_die("need --phase write|read, --block and --chunk multiples of 8 up to 1 GiB, "
-               "--blocks >= 1, --order shuffled|seq, --think >= 0");
+               "--blocks >= 1, --order shuffled|seq, --think >= 0, --pattern contiguous|strided");
     long long total = S * B;
     MPI_Status st;
     if (writing) {
@@ -101,13 +106,18 @@ int main(int argc, char **argv)
         free(mine);
     } else {
         long long part = total / 8 / wl_size * 8, lo = part * wl_rank;
-        long long hi = wl_rank == wl_size - 1 ? total : lo + part;
+        long long hi = wl_rank == wl_size - 1 ? total : lo + part, step = C;
+        if (strided) {          /* chunks rank, rank + P, ...: the last may be short */
+            lo = C * wl_rank;
+            hi = total;
+            step = C * wl_size;
+        }
         double *v = malloc((size_t) C), *want = malloc((size_t) C);
         if (!v || !want)
             wl_die("out of memory");
         double io = 0, think = 0, t0 = wl_sync_time();
         MPI_File fh = wl_open(&c, MPI_MODE_RDONLY);
-        for (long long off = lo; off < hi; off += C) {
+        for (long long off = lo; off < hi; off += step) {
             long long n = hi - off < C ? hi - off : C;
             double a = MPI_Wtime();
             wl_mpi(MPI_File_read_at(fh, off, v, (int) (n / 8), MPI_DOUBLE, &st),

@@ -93,6 +93,7 @@ for fs in hcomp ufs; do
     run "pieces $fs" wl_pieces "$fs:$d/p.dat" --pieces 2000 --size 256
     run "seqread write $fs" wl_seqread "$fs:$d/s.dat" --phase write --block 64K --blocks 24 --sync
     run "seqread read $fs" wl_seqread "$fs:$d/s.dat" --phase read --block 64K --blocks 24 --chunk 40K --think 1
+    run "seqread read strided $fs" wl_seqread "$fs:$d/s.dat" --phase read --block 64K --blocks 24 --chunk 40K --pattern strided
     run "ckptloop $fs" wl_ckptloop "$fs:$d/c.dat" --size 256K --vars 2 --rewrites 3 --sync --du "$d"
 done
 run "h5vpic deflate ufs" wl_h5vpic "ufs:$WORK/ufs/h5d.h5" --n 16K --steps 2 --filter deflate --chunk 4K
