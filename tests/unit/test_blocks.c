@@ -177,6 +177,47 @@ static void test_small_reads_of_pieces_stored_as_they_are(void **state)
     free(d);
 }
 
+/* A small read of a piece with coded blocks whose table is not known yet advises where its
+ * block should be, guessed from the piece's average block, with half an average block on
+ * each side (2 average blocks for one block), before reading the table; the guess covers the
+ * block on such data; not when the table is known, nor for a read of whole pieces, nor with
+ * read-ahead off. */
+static void test_small_reads_guess_coded_blocks(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "guess", path, sizeof(path));
+    set_opt(fx, "hcomp_codec", "lz4");
+    set_opt(fx, "hcomp_block_size", "64KiB");
+    const uint64_t len = 8u << 20;
+    unsigned char *d = text_data(len, 21);
+    write_whole(fx, path, d, len);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    uint64_t off = 3 * 1048576 + 5 * 65536 + 100;
+    expect_bytes(f, d + off, 4096, off);
+    uint32_t idx = f->map.v[hcomp_extent_map_find(&f->map, off)].piece;
+    const hcomp_piece *p = &f->pieces[idx];
+    const struct hcomp_table_cache *t = &f->tables[idx % HCOMP_TABLE_CACHE_SLOTS];
+    assert_true(p->codec == HCOMP_CODEC_LZ4 && p->frame != 0 && t->valid && t->nblocks == 16);
+    uint64_t tlen = t->at[0], avg = (p->stored_len - tlen) / 16;
+    assert_true(avg < 65536);                               /* premise: the blocks shrink */
+    assert_int_equal(f->stats.block_advice_bytes, avg + avg / 2 * 2);
+    if (t->at[5] - tlen < 5 * avg - avg / 2 || t->at[6] - tlen > 6 * avg + avg / 2)
+        fail_msg("block 5 is stored at [%llu, %llu) of the payload, outside the guess",
+                 (unsigned long long) (t->at[5] - tlen), (unsigned long long) (t->at[6] - tlen));
+    expect_bytes(f, d + off + 65536, 4096, off + 65536);     /* table known */
+    assert_int_equal(f->stats.block_advice_bytes, avg + avg / 2 * 2);
+    expect_bytes(f, d + 5 * 1048576, 1048576, 5 * 1048576);  /* a whole piece */
+    assert_int_equal(f->stats.block_advice_bytes, avg + avg / 2 * 2);
+    close_ok(f);
+    set_opt(fx, "hcomp_read_ahead", "0");
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, d + off, 4096, off);
+    assert_int_equal(f->stats.block_advice_bytes, 0);
+    close_ok(f);
+    free(d);
+}
+
 /* The stored bytes' offset in seg of block k of the piece that starts at seg offset at. */
 static uint64_t block_at(const char *seg, uint64_t at, uint32_t k, uint32_t *stored)
 {
@@ -600,6 +641,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_archival_pieces_one_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_every_alignment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_fetch_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_reads_guess_coded_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_reads_of_pieces_stored_as_they_are, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sequential_small_reads_take_blocks_ahead, setup,
