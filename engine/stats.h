@@ -33,11 +33,11 @@ typedef struct hcomp_file_stats {
     uint64_t codec_pieces[HCOMP_CODEC_COUNT], shuffled_pieces;
     uint64_t drained_bytes, drain_errors;   /* background drain */
     uint64_t sync_moved_bytes;  /* copied off volatile tiers by durable syncs */
-    uint64_t readahead_bytes;   /* stored bytes advised ahead of sequential reads */
+    uint64_t readahead_bytes;   /* stored bytes advised ahead of sequential and strided reads */
     uint64_t flush_behind_bytes;    /* stored bytes sent to storage as they were written
                                        (hcomp_flush_after), ahead of any sync */
     uint64_t block_advice_bytes;    /* stored bytes of blocks advised before their piece's
-                                       table was read (pieces stored as they are) */
+                                       table was read (places known or guessed) */
     double t_sync_move;         /* the time those copies took */
     /* reclaiming at close (the file layer's, counted here to be printed with the rest) */
     uint64_t overwritten_freed; /* blocks of overwritten pieces punched out after writes */
