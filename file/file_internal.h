@@ -156,11 +156,10 @@ struct hcomp_file {
      * how many reads the run has had, the logical end of what was advised */
     uint64_t ra_next, ra_to;
     unsigned ra_run;
-    /* strided reads (file/read_ahead.c): where the previous read started and how long it
-     * was, the distance between the last two reads' starts, how many reads in a row kept
-     * it, and where the first read of the pattern not yet advised starts */
-    uint64_t ra_prev, ra_prev_len, ra_stride, ra_stride_to;
-    unsigned ra_strides;
+    /* strided runs (file/read_ahead.c): where the current run started, where the one
+     * before started and how long it was, the stride of a pattern seen (0: none), and
+     * where the first of its runs not yet advised starts */
+    uint64_t ra_run_start, ra_prev_start, ra_prev_len, ra_stride, ra_stride_to;
     int ra_seq;                /* the read being made continues a sequential run */
     struct hcomp_read_unit *units;     /* a read's blocks to fetch and decode */
     size_t units_cap;

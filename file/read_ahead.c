@@ -17,12 +17,19 @@
  *
  * Strided readers too, which the kernel's read-ahead does not follow (Lustre's stride
  * read-ahead is the precedent): each rank of an analysis reading its slab of array after
- * array, IOR's segments. A read of the same length as the one before, starting as far
- * after it as that one started after its own predecessor, with a gap between them, makes
- * three reads of one pattern; then the next reads of the pattern are advised, as many as
- * fit in the hint's bytes (at most RA_STRIDE_DEPTH), each once; of each, the pieces it
- * wants half or more of (small strided reads, as a random subset's across arrays, fetch
- * their blocks when they come: a whole piece ahead would cost more I/O than they do). */
+ * array, IOR's segments read a transfer at a time, a two-phase collective read's
+ * aggregator going through its file domain call after call. A run is a read and the
+ * sequential reads after it; a run that starts as far after the start of the run before
+ * as that one started after its own predecessor, both of those runs of one length with a
+ * gap after each, makes a pattern; then the rest of the current run and the next runs of
+ * the pattern are advised, as many as fit in the hint's bytes (at most RA_STRIDE_DEPTH),
+ * each once (the first hint's bytes of each), and within a run a window of the hint's bytes
+ * ahead, as a sequential reader's, that stops at the run's end (what lies between the runs
+ * is not its to read): so at most twice the hint's bytes ahead. Of each run ahead only the
+ * pieces it wants half or more of
+ * are advised (small strided reads, as a random subset's across arrays, fetch their blocks
+ * when they come: a whole piece ahead would cost more I/O than they do). A run longer
+ * than the pattern's, or another stride or length, ends the pattern. */
 #include "file_internal.h"
 
 #include <fcntl.h>
@@ -96,29 +103,30 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to, int most_only)
     free(r);
 }
 
-/* Whether read [off, end) continues a strided pattern (see the top), and if it does, advise
- * the pattern's next reads that are not yet advised. */
-static void stride_ahead(hcomp_file *f, uint64_t off, uint64_t end)
+/* A reader inside a run of a strided pattern has read up to end: advise the rest of its run
+ * (a window of the hint's bytes at most, advised again half-way through, as a sequential
+ * reader's) and the next runs not yet advised (the first hint's bytes of each). */
+static void stride_ahead(hcomp_file *f, uint64_t end)
 {
-    uint64_t len = end - off, max = f->opts.read_ahead;
-    uint64_t stride = off > f->ra_prev ? off - f->ra_prev : 0;
-    if (f->ra_prev_len != len || stride <= len || stride != f->ra_stride) {
-        f->ra_stride = f->ra_prev_len == len && stride > len ? stride : 0;
-        f->ra_strides = 0;
-        f->ra_stride_to = 0;
-    } else {
-        f->ra_strides = 1;
-    }
-    f->ra_prev = off;
-    f->ra_prev_len = len;
-    if (!f->ra_strides || max == 0)
+    uint64_t max = f->opts.read_ahead, run = f->ra_run_start, len = f->ra_prev_len;
+    uint64_t stride = f->ra_stride;
+    if (max == 0)
         return;
-    /* reads longer than the hint: the first hint's bytes of the next one */
+    uint64_t run_end = f->size - run < len ? f->size : run + len;
+    if (f->ra_to < run_end && f->ra_to < end + max / 2) {
+        uint64_t from = f->ra_to > end ? f->ra_to : end;
+        uint64_t to = run_end - end < max ? run_end : end + max;
+        f->ra_to = to;
+        if (from < to)
+            advise(f, from, to, 1);
+    }
     uint64_t depth = max / len, each = len < max ? len : max;
     depth = depth < 1 ? 1 : depth > RA_STRIDE_DEPTH ? RA_STRIDE_DEPTH : depth;
-    uint64_t next = off + stride, last = off + depth * stride;
-    if (last < off || last >= f->size)      /* past the end (or wrapping): up to it */
-        last = off + (f->size - off - 1) / stride * stride;
+    uint64_t next = run + stride, last = run + depth * stride;
+    if (next < run || next >= f->size)
+        return;
+    if (last < run || last >= f->size)      /* past the end (or wrapping): up to it */
+        last = run + (f->size - run - 1) / stride * stride;
     for (uint64_t at = next > f->ra_stride_to ? next : f->ra_stride_to; at <= last && at >= next;
          at += stride) {
         advise(f, at, f->size - at < each ? f->size : at + each, 1);
@@ -126,25 +134,46 @@ static void stride_ahead(hcomp_file *f, uint64_t off, uint64_t end)
     }
 }
 
+/* A read at off starts a new run: the run that ended at f->ra_next makes a strided pattern
+ * with the one before (see the top), or ends one. */
+static void new_run(hcomp_file *f, uint64_t off)
+{
+    uint64_t start = f->ra_run_start, len = f->ra_next - start;
+    uint64_t stride = off > start ? off - start : 0;
+    int pattern = len > 0 && len == f->ra_prev_len && stride > len &&
+                  start > f->ra_prev_start && start - f->ra_prev_start == stride;
+    if (!pattern || stride != f->ra_stride)
+        f->ra_stride_to = 0;
+    f->ra_stride = pattern ? stride : 0;
+    f->ra_prev_start = start;
+    f->ra_prev_len = len;
+    f->ra_run_start = off;
+}
+
 void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end)
 {
     uint64_t max = f->opts.read_ahead;
     if (end <= off)
         return;
-    if (off != f->ra_next) {    /* not sequential: a new run, nothing ahead yet */
+    int fresh = off != f->ra_next;
+    if (fresh) {
+        new_run(f, off);
         f->ra_run = 0;
-        f->ra_next = end;
-        f->ra_to = end;
-        stride_ahead(f, off, end);
+        /* a run of the pattern advised as one ahead: its first hint's bytes are */
+        f->ra_to = f->ra_stride && f->ra_stride_to > off ? off + (f->ra_prev_len < max ?
+                                                                  f->ra_prev_len : max) : end;
+    }
+    f->ra_next = end;
+    if (f->ra_stride && end - f->ra_run_start > f->ra_prev_len) {
+        f->ra_stride = 0;       /* a run longer than the pattern's: no pattern */
+        f->ra_stride_to = 0;
+    }
+    if (f->ra_stride) {
+        stride_ahead(f, end);
         return;
     }
-    f->ra_prev = off;           /* a sequential read ends a strided pattern, may start one */
-    f->ra_prev_len = end - off;
-    f->ra_stride = 0;
-    f->ra_strides = 0;
-    f->ra_next = end;
-    if (max == 0 || end >= f->size)
-        return;
+    if (fresh || max == 0 || end >= f->size)
+        return;                 /* not sequential: nothing ahead yet */
     uint64_t len = end - off < RA_MIN_WINDOW ? RA_MIN_WINDOW : end - off;
     unsigned run = f->ra_run < RA_MAX_RUN ? f->ra_run : RA_MAX_RUN;
     uint64_t window = len > max >> run ? max : len << run;

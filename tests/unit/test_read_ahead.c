@@ -207,9 +207,54 @@ static void test_strided_reads_bring_next_reads(void **state)
     }
     expect_bytes(f, d + 12 * PIECE, PIECE, 12 * PIECE);
     assert_true(f->stats.readahead_bytes == seq + 9 * stored);      /* piece 44 */
-    expect_bytes(f, d + 16 * PIECE, PIECE / 2, 16 * PIECE);     /* another length */
+    /* a shorter read: its run's length is known only when the run ends, so the pattern
+     * goes on once more (piece 48), and the next run, shorter, ends it */
+    expect_bytes(f, d + 16 * PIECE, PIECE / 2, 16 * PIECE);
+    assert_true(f->stats.readahead_bytes == seq + 10 * stored);
     expect_bytes(f, d + 20 * PIECE, PIECE / 2, 20 * PIECE);
-    assert_true(f->stats.readahead_bytes == seq + 9 * stored);
+    assert_true(f->stats.readahead_bytes == seq + 10 * stored);
+    close_ok(f);
+    free(d);
+}
+
+/* Runs of two sequential reads of a piece each, every sixth piece (IOR's segments read a
+ * transfer at a time; a collective read's aggregator call after call): at the third run's
+ * first read, the rest of that run (piece 13) and the next eight runs (two pieces each,
+ * neighbours in the segment: one advice each) are advised, and nothing in the gaps between
+ * runs (a sequential window would run into them); the run's second read and the next run
+ * advise nothing new. A run longer than the pattern's ends it. */
+static void test_strided_runs_bring_next_runs(void **state)
+{
+    unsigned char *d;
+    int evictable;
+    hcomp_file *f = backwards_cold(*state, "16MiB", &d, &evictable);
+    uint64_t stored = HCOMP_PIECE_HEADER_SIZE + f->pieces[0].stored_len;
+    for (uint64_t run = 0; run < 12; run += 6) {
+        expect_bytes(f, d + run * PIECE, PIECE, run * PIECE);
+        expect_bytes(f, d + (run + 1) * PIECE, PIECE, (run + 1) * PIECE);
+    }
+    uint64_t before = f->stats.readahead_bytes;
+    expect_bytes(f, d + 12 * PIECE, PIECE, 12 * PIECE);
+    assert_true(f->stats.readahead_bytes == before + 17 * stored);
+    if (evictable) {
+        for (int k = 18; k <= 60; k += 6) {
+            double r = wait_resident(f, (uint64_t) k * PIECE, (uint64_t) (k + 2) * PIECE);
+            if (r < 1.0)
+                fail_msg("run at piece %d, the pattern's next, is %.0f%% in the page cache", k,
+                         100 * r);
+        }
+        double gap = resident(f, 15 * PIECE, 17 * PIECE);
+        if (gap > 0.1)
+            fail_msg("%.0f%% of the gap after the third run was read ahead", 100 * gap);
+    }
+    expect_bytes(f, d + 13 * PIECE, PIECE, 13 * PIECE);
+    expect_bytes(f, d + 18 * PIECE, PIECE, 18 * PIECE);
+    assert_true(f->stats.readahead_bytes == before + 17 * stored);
+    expect_bytes(f, d + 19 * PIECE, PIECE, 19 * PIECE);
+    expect_bytes(f, d + 20 * PIECE, PIECE, 20 * PIECE);     /* longer than the pattern's */
+    uint64_t after = f->stats.readahead_bytes;
+    expect_bytes(f, d + 26 * PIECE, PIECE, 26 * PIECE);     /* not a pattern's run */
+    assert_true(f->stats.readahead_bytes == after);
     close_ok(f);
     free(d);
 }
@@ -266,6 +311,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_ahead_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scattered_reads_not_read_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strided_reads_bring_next_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strided_runs_bring_next_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_strided_reads_not_read_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strided_read_ahead_off, setup, teardown),
         cmocka_unit_test(test_hint_bounds),
