@@ -26,10 +26,10 @@
  * each once (the first hint's bytes of each), and within a run a window of the hint's bytes
  * ahead, as a sequential reader's, that stops at the run's end (what lies between the runs
  * is not its to read): so at most twice the hint's bytes ahead. Of each run ahead only the
- * pieces it wants half or more of
- * are advised (small strided reads, as a random subset's across arrays, fetch their blocks
- * when they come: a whole piece ahead would cost more I/O than they do). A run longer
- * than the pattern's, or another stride or length, ends the pattern. */
+ * pieces it wants half or more of are advised (small strided reads, as a random subset's
+ * across arrays, fetch their blocks when they come: a whole piece ahead would cost more I/O
+ * than they do). A run longer than the pattern's, or another stride or length, ends the
+ * pattern. */
 #include "file_internal.h"
 
 #include <fcntl.h>
