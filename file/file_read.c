@@ -368,51 +368,51 @@ static int piece_pread(hcomp_file *f, uint32_t idx, unsigned char *buf, size_t l
     return HCOMP_OK;
 }
 
-/* Before a piece stored as it is has its table read for logical bytes [lo, hi) of it, the
- * blocks that hold them are handed to the kernel: their place follows from the record
- * (every block as it is, in blocks of the record's size), so a cold read waits for one
- * disk round trip instead of two, the table's and then the blocks'. Advice only. */
-static void advise_blocks_as_is(hcomp_file *f, const hcomp_piece *p, uint32_t lo, uint32_t hi)
+int hcomp_piece_blocks_place(const hcomp_piece *p, uint32_t lo, uint32_t hi, uint64_t *a,
+                             uint64_t *b)
 {
-    hcomp_segment *s = &f->segs[p->seg];
-    hcomp_error ignored;
-    uint32_t bs = piece_block_size(p);
-    if (p->codec != HCOMP_CODEC_NONE || p->frame == 0 || f->opts.read_ahead == 0 || hi <= lo ||
-        hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
-        return;
-    uint64_t at = p->seg_off + HCOMP_PIECE_HEADER_SIZE +
-                  hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, bs));
-    uint64_t a = at + (uint64_t) (lo / bs) * bs, b = at + ((uint64_t) (hi - 1) / bs + 1) * bs;
-    if (posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED) == 0)
-        f->stats.block_advice_bytes += b - a;
+    uint32_t bs = piece_block_size(p), n = p->frame ? hcomp_frame_blocks(p->raw_len, bs) : 0;
+    uint64_t tlen = hcomp_block_table_size(n);
+    if (p->frame == 0 || hi <= lo || hi > p->raw_len || tlen >= p->stored_len)
+        return -1;
+    uint64_t start = p->seg_off + HCOMP_PIECE_HEADER_SIZE + tlen;   /* the first block */
+    uint64_t first = lo / bs, last = (hi - 1) / bs;
+    if (p->codec == HCOMP_CODEC_NONE) {         /* every block as it is: known */
+        *a = start + first * bs;
+        *b = start + (last + 1) * bs;
+        if (*b > start + (p->stored_len - tlen))
+            *b = start + (p->stored_len - tlen);
+        return 0;
+    }
+    if (n < 2)
+        return -1;
+    uint64_t avg = (p->stored_len - tlen) / n, end = start + (p->stored_len - tlen);
+    *a = start + first * avg;
+    *a = *a - start > avg / 2 ? *a - avg / 2 : start;
+    *b = start + (last + 1) * avg + avg / 2;
+    if (*b > end)
+        *b = end;
+    return *a < *b ? 0 : -1;
 }
 
-/* The same for a piece with coded blocks, whose places only its table tells: they are
- * guessed from the piece's average block (the blocks of one piece compress alike: on VPIC-IO's
- * arrays every block lies within half an average block of its guess), and half an average
- * block more on each side is advised with them, so that a cold small read waits
- * for one disk round trip, its table's, while its blocks are read beside it, instead of two
- * in turn. A guess that misses costs what the advice read in vain and the second round
- * trip; the read itself reads and checks what the table says. Advice only. */
-static void advise_blocks_guessed(hcomp_file *f, const hcomp_piece *p, uint32_t lo, uint32_t hi)
+/* Before a framed piece has its table read for logical bytes [lo, hi) of it, the blocks
+ * that hold them are handed to the kernel, so that a cold read waits for one disk round
+ * trip, its table's, while its blocks are read beside it, instead of two in turn: their
+ * place follows from the record for a piece stored as it is (every block as it is, in
+ * blocks of the record's size); for a piece with coded blocks it is guessed from the
+ * piece's average block (the blocks of one piece compress alike: on VPIC-IO's arrays every
+ * block lies within half an average block of its guess), with half an average block more
+ * on each side. A guess that misses costs what the advice read in vain and the second
+ * round trip; the read itself reads and checks what the table says. Advice only. */
+static void advise_blocks(hcomp_file *f, const hcomp_piece *p, uint32_t lo, uint32_t hi)
 {
     hcomp_segment *s = &f->segs[p->seg];
     hcomp_error ignored;
-    uint32_t bs = piece_block_size(p), n = hcomp_frame_blocks(p->raw_len, bs);
-    uint64_t tlen = hcomp_block_table_size(n);
-    if (p->codec == HCOMP_CODEC_NONE || p->frame == 0 || f->opts.read_ahead == 0 || hi <= lo ||
-        n < 2 || tlen >= p->stored_len || hcomp_segment_emulated(f, s) ||
-        hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
+    uint64_t a, b;
+    if (f->opts.read_ahead == 0 || hcomp_piece_blocks_place(p, lo, hi, &a, &b) != 0 ||
+        hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
         return;
-    uint64_t avg = (p->stored_len - tlen) / n;
-    uint64_t first = lo / bs, last = (hi - 1) / bs;
-    uint64_t start = p->seg_off + HCOMP_PIECE_HEADER_SIZE + tlen;   /* the first block */
-    uint64_t a = start + first * avg, b = start + (last + 1) * avg + avg / 2;
-    uint64_t end = start + (p->stored_len - tlen);
-    a = a - start > avg / 2 ? a - avg / 2 : start;
-    if (b > end)
-        b = end;
-    if (a < b && posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED) == 0)
+    if (posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED) == 0)
         f->stats.block_advice_bytes += b - a;
 }
 
@@ -436,8 +436,7 @@ static int piece_table(hcomp_file *f, uint32_t idx, uint32_t lo, uint32_t hi,
     size_t len = HCOMP_PIECE_HEADER_SIZE + tlen;
     if (hcomp_grow(&t->t, &t->t_cap, len) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    advise_blocks_as_is(f, p, lo, hi);
-    advise_blocks_guessed(f, p, lo, hi);
+    advise_blocks(f, p, lo, hi);
     int rc = piece_pread(f, idx, t->t, len, err);
     return rc == HCOMP_OK ? table_keep(f, idx, t->t, t, err) : rc;
 }

@@ -25,11 +25,11 @@
  * the pattern are advised, as many as fit in the hint's bytes (at most RA_STRIDE_DEPTH),
  * each once (the first hint's bytes of each), and within a run a window of the hint's bytes
  * ahead, as a sequential reader's, that stops at the run's end (what lies between the runs
- * is not its to read): so at most twice the hint's bytes ahead. Of each run ahead only the
- * pieces it wants half or more of are advised (small strided reads, as a random subset's
- * across arrays, fetch their blocks when they come: a whole piece ahead would cost more I/O
- * than they do). A run longer than the pattern's, or another stride or length, ends the
- * pattern. */
+ * is not its to read): so at most twice the hint's bytes ahead. Of a piece that a run
+ * ahead wants less than half of, only its header and table and the blocks that hold what is
+ * wanted are advised (small strided reads, as a random subset's 4 KiB of each array: the
+ * whole piece would cost more I/O than they do). A run longer than the pattern's, or
+ * another stride or length, ends the pattern. */
 #include "file_internal.h"
 
 #include <fcntl.h>
@@ -54,9 +54,26 @@ static int by_fd_then_offset(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Advise the stored bytes of the pieces behind logical bytes [from, to); with most_only,
- * only of those pieces that [from, to) wants half or more of (a read wanting less fetches
- * only its blocks: advising the whole piece would read more than the read itself). */
+/* Add [lo, hi) of descriptor fd to the n ranges of *r; -1: out of memory. */
+static int push(ra_range **r, size_t *n, size_t *cap, int fd, uint64_t lo, uint64_t hi)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        ra_range *g = realloc(*r, c * sizeof(**r));
+        if (g == NULL)
+            return -1;
+        *r = g;
+        *cap = c;
+    }
+    (*r)[(*n)++] = (ra_range) {fd, lo, hi};
+    return 0;
+}
+
+/* Advise the stored bytes of the pieces behind logical bytes [from, to); with most_only, of
+ * a framed piece that [from, to) wants less than half of only its header and table and the
+ * blocks that hold what is wanted (their place known or guessed: hcomp_piece_blocks_place),
+ * since a read of them fetches no more (a small strided read, as a random subset's across
+ * arrays: the whole piece ahead would cost more I/O than the reads). */
 static void advise(hcomp_file *f, uint64_t from, uint64_t to, int most_only)
 {
     ra_range *r = NULL;
@@ -69,24 +86,26 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to, int most_only)
             continue;
         last = e->piece;
         const hcomp_piece *p = &f->pieces[e->piece];
-        uint64_t a = from > p->start ? from : p->start;
-        uint64_t b = to < p->start + p->raw_len ? to : p->start + p->raw_len;
-        if (most_only && 2 * (b - a) < p->raw_len)
-            continue;
         hcomp_segment *s = &f->segs[p->seg];
         hcomp_error ignored;
         if (hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, e->off, 0, &ignored) != HCOMP_OK)
             continue;   /* the read that wants it reports why, if it fails */
-        if (n == cap) {
-            size_t c = cap ? 2 * cap : 64;
-            ra_range *g = realloc(r, c * sizeof(*r));
-            if (g == NULL)
-                break;  /* advice only: what was gathered is still worth giving */
-            r = g;
-            cap = c;
+        uint64_t a = from > p->start ? from : p->start;
+        uint64_t b = to < p->start + p->raw_len ? to : p->start + p->raw_len;
+        uint64_t pa, pb, head = p->seg_off + HCOMP_PIECE_HEADER_SIZE;
+        int rc;
+        if (most_only && 2 * (b - a) < p->raw_len &&
+            hcomp_piece_blocks_place(p, (uint32_t) (a - p->start), (uint32_t) (b - p->start),
+                                     &pa, &pb) == 0) {
+            uint32_t bs = hcomp_frame_block_size(p->frame);
+            uint64_t table_end = head + hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, bs));
+            rc = push(&r, &n, &cap, s->fd, p->seg_off, table_end) ||
+                 push(&r, &n, &cap, s->fd, pa, pb);
+        } else {
+            rc = push(&r, &n, &cap, s->fd, p->seg_off, head + p->stored_len);
         }
-        r[n++] = (ra_range) {s->fd, p->seg_off,
-                             p->seg_off + HCOMP_PIECE_HEADER_SIZE + p->stored_len};
+        if (rc != 0)
+            break;      /* advice only: what was gathered is still worth giving */
     }
     if (n > 1)
         qsort(r, n, sizeof(*r), by_fd_then_offset);
