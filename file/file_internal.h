@@ -342,9 +342,10 @@ int hcomp_segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len
 int hcomp_segment_emulated(const hcomp_file *f, const hcomp_segment *s);
 /* Where in its segment the stored bytes of logical bytes [lo, hi) of framed piece p lie,
  * known without its table: exactly for a piece stored as it is, guessed for one with coded
- * blocks (file/file_read.c, advise_blocks). 0 and [*a, *b) set, or -1. */
+ * blocks (file/file_read.c, advise_blocks). 0 and [*a, *b) set, with *blocks where its
+ * first block starts (its header and table end there), or -1. */
 int hcomp_piece_blocks_place(const hcomp_piece *p, uint32_t lo, uint32_t hi, uint64_t *a,
-                             uint64_t *b);
+                             uint64_t *b, uint64_t *blocks);
 /* After a read of logical bytes [off, end): advise what a sequential reader reads next. */
 void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end);
 /* HCOMP_E_CORRUPT if the mapping file gives a piece lengths no writer makes: check before

@@ -369,7 +369,7 @@ static int piece_pread(hcomp_file *f, uint32_t idx, unsigned char *buf, size_t l
 }
 
 int hcomp_piece_blocks_place(const hcomp_piece *p, uint32_t lo, uint32_t hi, uint64_t *a,
-                             uint64_t *b)
+                             uint64_t *b, uint64_t *blocks)
 {
     uint32_t bs = piece_block_size(p), n = p->frame ? hcomp_frame_blocks(p->raw_len, bs) : 0;
     uint64_t tlen = hcomp_block_table_size(n);
@@ -377,6 +377,7 @@ int hcomp_piece_blocks_place(const hcomp_piece *p, uint32_t lo, uint32_t hi, uin
         return -1;
     uint64_t start = p->seg_off + HCOMP_PIECE_HEADER_SIZE + tlen;   /* the first block */
     uint64_t first = lo / bs, last = (hi - 1) / bs;
+    *blocks = start;
     if (p->codec == HCOMP_CODEC_NONE) {         /* every block as it is: known */
         *a = start + first * bs;
         *b = start + (last + 1) * bs;
@@ -408,8 +409,8 @@ static void advise_blocks(hcomp_file *f, const hcomp_piece *p, uint32_t lo, uint
 {
     hcomp_segment *s = &f->segs[p->seg];
     hcomp_error ignored;
-    uint64_t a, b;
-    if (f->opts.read_ahead == 0 || hcomp_piece_blocks_place(p, lo, hi, &a, &b) != 0 ||
+    uint64_t a, b, blocks;
+    if (f->opts.read_ahead == 0 || hcomp_piece_blocks_place(p, lo, hi, &a, &b, &blocks) != 0 ||
         hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
         return;
     if (posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED) == 0)

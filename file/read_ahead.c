@@ -92,18 +92,16 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to, int most_only)
             continue;   /* the read that wants it reports why, if it fails */
         uint64_t a = from > p->start ? from : p->start;
         uint64_t b = to < p->start + p->raw_len ? to : p->start + p->raw_len;
-        uint64_t pa, pb, head = p->seg_off + HCOMP_PIECE_HEADER_SIZE;
+        uint64_t pa, pb, blocks;
         int rc;
         if (most_only && 2 * (b - a) < p->raw_len &&
             hcomp_piece_blocks_place(p, (uint32_t) (a - p->start), (uint32_t) (b - p->start),
-                                     &pa, &pb) == 0) {
-            uint32_t bs = hcomp_frame_block_size(p->frame);
-            uint64_t table_end = head + hcomp_block_table_size(hcomp_frame_blocks(p->raw_len, bs));
-            rc = push(&r, &n, &cap, s->fd, p->seg_off, table_end) ||
+                                     &pa, &pb, &blocks) == 0)
+            rc = push(&r, &n, &cap, s->fd, p->seg_off, blocks) ||     /* header and table */
                  push(&r, &n, &cap, s->fd, pa, pb);
-        } else {
-            rc = push(&r, &n, &cap, s->fd, p->seg_off, head + p->stored_len);
-        }
+        else
+            rc = push(&r, &n, &cap, s->fd, p->seg_off,
+                      p->seg_off + HCOMP_PIECE_HEADER_SIZE + p->stored_len);
         if (rc != 0)
             break;      /* advice only: what was gathered is still worth giving */
     }
