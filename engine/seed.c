@@ -243,10 +243,15 @@ static int parse_weights(hcomp_predictor *p, json_t *w, const char *src, hcomp_e
                               "non-negative number", src, keys[k]);
         sum += v[k];
     }
-    if (!(sum > 0))
-        return hcomp_fail(err, HCOMP_E_INVAL, "seed %s: weights are all zero", src);
+    if (!(sum > 0) || !isfinite(sum))
+        return hcomp_fail(err, HCOMP_E_INVAL, "seed %s: weights are all zero, or too large "
+                          "to add up", src);
+    /* weights already normalised (as a saved seed's, printed to 15 digits) are kept as they
+     * are: dividing them by a sum that is 1 give or take the last digit would change that
+     * digit, and a seed loaded and saved again would not be the same text */
+    int normalised = fabs(sum - 1.0) < 1e-12;
     for (int k = 0; k < 3; k++)
-        p->weights[k] = v[k] / sum;
+        p->weights[k] = normalised ? v[k] : v[k] / sum;
     p->has_weights = 1;
     return HCOMP_OK;
 }

@@ -554,6 +554,39 @@ static void test_refuses_bad_seeds(void **state)
     free(text);
 }
 
+/* Weights that are not normalised (1.3, 0.4, 0.4) are normalised when loaded; saved (to 15
+ * digits), loaded and saved again, the text is the same: the second load keeps weights
+ * that already add up to 1 instead of dividing them by a sum that differs from 1 in the
+ * last digit (found by fuzz_seed; its input is in the corpus as regress-weights-digits). */
+static void test_weights_round_trip(void **state)
+{
+    tmpdir *d = *state;
+    hcomp_error err;
+    char good[512];
+    snprintf(good, sizeof(good), "%s/w.json", d->path);
+    hcomp_predictor *p = synthetic();
+    assert_int_equal(hcomp_predictor_save(p, good, &err), HCOMP_OK);
+    hcomp_predictor_free(p);
+    char *text = read_file(good);
+    char *s = replace(text, "\"compress\": 0.3, \"decompress\": 0.3, \"ratio\": 0.4",
+                      "\"compress\": 1.3, \"decompress\": 0.4, \"ratio\": 0.4");
+    hcomp_predictor *a = NULL, *b = NULL;
+    assert_int_equal(hcomp_seed_parse(s, strlen(s), "w", &a, &err), HCOMP_OK);
+    double wc, wd, wr;
+    assert_int_equal(hcomp_predictor_weights(a, &wc, &wd, &wr), HCOMP_OK);
+    assert_true(fabs(wc - 1.3 / 2.1) < 1e-12 && fabs(wd - 0.4 / 2.1) < 1e-12);
+    char *once = hcomp_seed_dump(a);
+    assert_int_equal(hcomp_seed_parse(once, strlen(once), "w-saved", &b, &err), HCOMP_OK);
+    char *twice = hcomp_seed_dump(b);
+    assert_string_equal(once, twice);
+    free(twice);
+    free(once);
+    hcomp_predictor_free(b);
+    hcomp_predictor_free(a);
+    free(s);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -564,6 +597,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_observations_saved, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_save_atomic, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_refuses_bad_seeds, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_weights_round_trip, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
