@@ -69,4 +69,17 @@ anchor = "include $(top_srcdir)/adio/ad_quobytefs/Makefile.mk\n"
 assert anchor in s
 s = s.replace(anchor, anchor + "include $(top_srcdir)/adio/ad_hcomp/Makefile.mk\n", 1)
 '
+# MPI_File_close on an hcomp file returns once every process has closed it: an hcomp
+# close still writes (small writes it gathered, the drain of node-local tiers, the
+# statistics record, fsync) after ROMIO's last barrier, and a program that reopens,
+# deletes or overwrites the file once its close returns (HDF5's tests create a file
+# serially where a parallel one was just closed) must not race those writes. Here and
+# not in the driver's Close: with deferred open, processes that never opened the file
+# skip the driver's Close, but every process reaches this point of ADIO_Close.
+f="$romio/adio/common/ad_close.c"
+grep -q "$marker" "$f" || edit "$f" '
+anchor = "    if (fd->access_mode & ADIO_DELETE_ON_CLOSE) {"
+assert s.count(anchor) == 1, "ADIO_DELETE_ON_CLOSE block of ADIO_Close not found"
+s = s.replace(anchor, "#ifdef ROMIO_HCOMP /* hcomp driver: every process has closed when one returns */\n    if (fd->file_system == ADIO_HCOMP)\n        MPI_Barrier(fd->comm);\n#endif\n" + anchor, 1)
+'
 echo "patch-romio: ROMIO in $src knows the hcomp driver"

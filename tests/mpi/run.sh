@@ -66,7 +66,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 # tests that run against both hcomp: and ufs:
 GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking t_interleave
          t_fileperproc t_deferred t_shared t_modes t_hints t_errors t_delete t_large t_codecs
-         t_badinput t_coalesce"
+         t_badinput t_coalesce t_visible"
 # tests about hcomp's storage (tiers, compression, faults): hcomp: only
 HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine
             t_enospc t_vanish t_rotier t_nospace t_damage t_recdamage t_collfail t_soak

@@ -18,8 +18,9 @@
  *   R5  a collective read (romio_cb_read=enable) right after small writes, without a
  *       sync: each rank gets its own writes back through the aggregators.
  *
- * Runs with the default buffer and with hcomp_write_buffer=16KiB (written out often);
- * ufs: targets are the control.
+ * Runs with the default (no gathering: each write a task at once), with
+ * hcomp_write_buffer=4MiB and with 16KiB (written out often); ufs: targets are the
+ * control.
  *
  *   t_coalesce TARGET [CONFIG] */
 #include "tcommon.h"
@@ -214,6 +215,7 @@ int main(int argc, char **argv)
     tctx t;
     t_init(&argc, &argv, &t);
     run(&t, NULL);
+    run(&t, "4MiB");
     run(&t, "16KiB");
     return t_finish(&t);
 }

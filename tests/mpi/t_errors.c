@@ -312,13 +312,14 @@ int main(int argc, char **argv)
             t_remove_tiers(&t, &tt);
         }
 
-        /* the same with small writes gathered (the default): the write is taken, and the
-         * call that writes it out says MPI_ERR_NO_SPACE: MPI_File_sync, then the close */
+        /* the same with small writes gathered (hcomp_write_buffer): the write is taken, and
+         * the call that writes it out says MPI_ERR_NO_SPACE: MPI_File_sync, then the close */
         {
             static const char *const caps[1] = {"64KiB"};
             ttiers tt;
             t_make_tiers_tag(&t, &tt, "nospc-gathered", 1, caps);
-            MPI_Info ni = t_info(&t, "hcomp_config", tt.cfg, "hcomp_codec", "none", NULL);
+            MPI_Info ni = t_info(&t, "hcomp_config", tt.cfg, "hcomp_codec", "none",
+                                 "hcomp_write_buffer", "4MiB", NULL);
             const char *nname = t_name(&t, ".nospc2");
             MPI_File fh = t_open(&t, nname, MPI_MODE_CREATE | MPI_MODE_RDWR, ni);
             int rc_close = MPI_SUCCESS;

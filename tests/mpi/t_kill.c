@@ -268,7 +268,7 @@ int main(int argc, char **argv)
     t_init(&argc, &argv, &t);
     if (!t.is_hcomp)
         TFAIL("t_kill needs an hcomp: target");
-    MPI_Info info = t_info(&t, "hcomp_piece_size", "65536", NULL);
+    MPI_Info info = t_info(&t, "hcomp_piece_size", "65536", "hcomp_write_buffer", "4MiB", NULL);
     if (t_has_opt(&t, "--write"))
         return write_phase(&t, info);
     if (t_has_opt(&t, "--verify"))

@@ -13,7 +13,7 @@
  * with other settings), else deleted. Every third cycle writes with
  * hcomp_write_buffer=0, and its phases are separated by MPI_Barrier only (hcomp then
  * makes a write visible to all as soon as it returns); the others gather small writes
- * (the default buffer, or 64 KiB) and separate phases by sync-barrier-sync, which is what
+ * (4 MiB or 64 KiB) and separate phases by sync-barrier-sync, which is what
  * MPI's non-atomic mode asks for (MPI-4.0 14.6.1). Phases:
  *   small   every rank: 40 writes of 100 B - 8 KiB at random places in its own span
  *           (spans: a random partition of the file, a new one each phase)
