@@ -4,7 +4,8 @@
  *   1. a write seen by the other processes after a barrier alone, without MPI_File_sync
  *      (HDF5 1.10 writes metadata with independent writes and lets other processes read
  *      it after MPI_Barrier; HDF5's own t_mpi checks a write, a broadcast, a barrier and
- *      a read by the others): writes of 32 B to 70,000 B by each rank in turn;
+ *      a read by the others): writes of 32 B to 70,000 B by each rank in turn, then
+ *      the same bytes rewritten by other ranks after everyone read them once;
  *   2. MPI_File_close returns once every process has closed the file: rank 0 then opens
  *      it alone (MPI_COMM_SELF) and must find the last rank's writes, here small writes
  *      gathered on that rank's handle (hcomp_write_buffer=4MiB) which its own close
@@ -23,16 +24,18 @@
 #define NREC 1000
 #define REC 1024
 
-static void write_then_barrier(const tctx *t, MPI_File fh)
+/* pass 0 writes new bytes; pass 1 rewrites them, each by another rank than before, once
+ * every rank has read (and may keep in its caches) what pass 0 wrote there */
+static void write_then_barrier(const tctx *t, MPI_File fh, int pass)
 {
     static const int sizes[] = {32, 1000, 4096, 70000};
     const int ns = (int)(sizeof sizes / sizeof sizes[0]);
     MPI_Offset off = 0;
     for (int k = 0; k < ns * t->nprocs; k++) {
-        const int len = sizes[k % ns], writer = k % t->nprocs;
+        const int len = sizes[k % ns], writer = (k + pass) % t->nprocs;
         uint8_t *w = t_malloc((size_t)len), *g = t_malloc((size_t)len);
         MPI_Status st;
-        t_fill(w, (uint64_t)len, (uint64_t)off, SEED);
+        t_fill(w, (uint64_t)len, (uint64_t)off, SEED + (uint64_t)pass);
         int rc = MPI_SUCCESS;
         if (t->rank == writer)
             rc = MPI_File_write_at(fh, off, w, len, MPI_BYTE, &st);
@@ -92,7 +95,8 @@ int main(int argc, char **argv)
     /* 1 */
     t_delete_quiet(&t, t.target, info);
     MPI_File fh = t_open(&t, t.target, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
-    write_then_barrier(&t, fh);
+    write_then_barrier(&t, fh, 0);
+    write_then_barrier(&t, fh, 1);
     TCHK(MPI_File_close(&fh));
     t_delete(&t, t.target, info);
 
