@@ -25,9 +25,12 @@
  * directory, device or FIFO keeps hcomp's error (MPI_ERR_BAD_FILE for a directory,
  * MPI_ERR_IO for the others). A file hcomp creates is
  * never empty, not even for a moment (its mapping file is linked into place with its
- * header), so an empty file was made by a plain tool: it is plain like any existing
- * non-hcomp file, also when opened with MPI_MODE_CREATE (which must not turn an
- * existing file into another kind). A mapping file damaged in its first bytes is
+ * header), so an empty file was made or emptied by something else. Opened read-only it
+ * is plain; opened to be written it becomes an hcomp file (hcomp_file_adopt_empty, in
+ * place, by this same process before any other opens it): PnetCDF's ncmpi_create
+ * truncates the file with truncate(2) before its MPI_File_open, so every checkpoint it
+ * rewrote would otherwise be stored plain; nothing in an empty file can be lost. A
+ * mapping file damaged in its first bytes is
  * hcomp to hcomp_file_kind, so its open fails as before, never reads as plain bytes.
  * If the kind cannot be told (no permission to read the file, say), the open takes
  * hcomp's path, which reports the cause. A bad hcomp_* hint fails the open whatever
@@ -221,6 +224,15 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         hcomp_error err;
         if (hcomp_file_kind(fd->filename, &kind, &err) != HCOMP_OK)
             kind = -1;          /* cannot tell: hcomp's open reports the cause */
+        /* an empty file opened to be written (emptied by a library, as PnetCDF's create
+         * does, or made by a script) is written as an hcomp file: nothing in it is lost.
+         * Not under EXCL (the open fails on the existing file), nor when a hint is bad
+         * (the open fails on it): the file is then left as it is. */
+        int adopted = 0;
+        if (kind == HCOMP_FILE_KIND_PLAIN && (access_mode & (ADIO_WRONLY | ADIO_RDWR)) &&
+            !(access_mode & ADIO_EXCL) && !(st != NULL && st->has_hint_error) &&
+            hcomp_file_adopt_empty(fd->filename, &adopted, &err) == HCOMP_OK && adopted)
+            kind = HCOMP_FILE_KIND_HCOMP;
         share = kind == HCOMP_FILE_KIND_HCOMP && replay_shared(fd);
     }
     int decided[2] = {kind, share};

@@ -259,6 +259,10 @@ int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint
                        uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
                        unsigned filter, int level, unsigned frame, hcomp_error *err);
 
+/* file/file_open.c: a new mapping-file header (a random file id, the time now) */
+int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err,
+                         const char *path);
+
 /* file/open_lock.c: the openers' lock on the mapping file (0, or -1 with errno) */
 int hcomp_open_lock_shared(int fd);          /* waits while a reclaim runs */
 int hcomp_open_lock_exclusive(int fd, int wait);

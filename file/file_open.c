@@ -21,7 +21,8 @@ static void id_to_hex(const uint8_t id[16], char out[33])
         snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
-static int new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err, const char *path)
+int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err,
+                         const char *path)
 {
     hcomp_map_header h;
     struct timespec ts;
@@ -41,7 +42,7 @@ static int new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err
 static int create_mapping_file(const char *path, mode_t perm, hcomp_error *err)
 {
     unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
-    int rc = new_header(hdr, err, path);
+    int rc = hcomp_map_new_header(hdr, err, path);
     if (rc != HCOMP_OK)
         return rc;
     char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX];
@@ -92,7 +93,7 @@ static int load_header(hcomp_file *f, hcomp_error *err)
     if (got < 0)
         return hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
     if (got == 0 && f->writable) {
-        int rc = new_header(hdr, err, f->path);
+        int rc = hcomp_map_new_header(hdr, err, f->path);
         if (rc != HCOMP_OK)
             return rc;
         if (hcomp_write_full(f->map_fd, hdr, sizeof(hdr)) != 0)

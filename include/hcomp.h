@@ -181,6 +181,12 @@ HCOMP_API int hcomp_file_kind(const char *path, int *kind, hcomp_error *err);
 HCOMP_API int hcomp_file_kind_fd(int fd, int *kind, hcomp_error *err);
 /* "missing", "hcomp", "plain", "not-regular" ("unknown" for other values). */
 HCOMP_API const char *hcomp_file_kind_name(int kind);
+/* If path is an empty regular file (not a symbolic link) that no one holds open through
+ * hcomp, give it a mapping-file header in place, so it is an empty hcomp file (owner and
+ * mode kept), and set *adopted to 1; else change nothing and set it to 0. For opens that
+ * write a file a library or a script has emptied (PnetCDF truncates before it creates):
+ * one process, before the others open. */
+HCOMP_API int hcomp_file_adopt_empty(const char *path, int *adopted, hcomp_error *err);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,10 @@
  *  3. MPI_MODE_CREATE on the existing plain file: still plain, contents kept;
  *     CREATE|EXCL: MPI_ERR_FILE_EXISTS; MPI_MODE_APPEND: the file pointer starts at
  *     the end
- *  4. an empty file (size 0) made by a plain tool: plain, read-only and read-write
+ *  4. an empty file (size 0) made by a plain tool: plain read-only and under CREATE|EXCL
+ *     (left as it is); opened to be written (CREATE|RDWR, WRONLY) an hcomp file, read
+ *     back whole; emptied with truncate(2) and created again twice (PnetCDF's create),
+ *     an hcomp file each time holding the new bytes only
  *  5. MPI_MODE_DELETE_ON_CLOSE and MPI_File_delete remove a plain file
  *  6. hcomp_stats=1 says "plain file" for a plain one and "hcomp file" for an hcomp one
  *  7. a new file through hcomp: is an hcomp file (its mapping-file magic, kind "hcomp"
@@ -437,9 +440,82 @@ static void modes(MPI_Info info)
     t_log(&T, "CREATE keeps a plain file plain; CREATE|EXCL: MPI_ERR_FILE_EXISTS; APPEND");
 }
 
-static void empty_file(MPI_Info info)
+/* rank 0: the first 8 bytes of path are the mapping-file magic */
+static void expect_mapping_file(const char *path, const char *when)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (T.rank == 0) {
+        uint64_t n = 0;
+        uint8_t *b = posix_get(path, &n);
+        TASSERT(b && n >= 8 && memcmp(b, "HCOMPMAP", 8) == 0, "%s: %s is not an hcomp mapping "
+                "file", when, path);
+        free(b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* every rank writes L bytes of generation gen at rank*L collectively, then the file is
+ * read back whole (size nprocs*L) through a new read-only handle */
+static void write_and_check(MPI_File fh, uint64_t L, int gen, MPI_Info info, const char *when)
 {
     MPI_Status st;
+    uint8_t *w = t_malloc(L), *r = t_malloc(L * (uint64_t)T.nprocs);
+    t_fill(w, L, (uint64_t)T.rank * L, SEED + gen);
+    TCHK(MPI_File_write_at_all(fh, (MPI_Offset)((uint64_t)T.rank * L), w, (int)L, MPI_BYTE, &st));
+    TCHK(MPI_File_close(&fh));
+    fh = t_open(&T, pname(".empty"), MPI_MODE_RDONLY, info);
+    expect_kind(fh, "hcomp", when);
+    TASSERT(t_get_size(fh) == (MPI_Offset)(L * (uint64_t)T.nprocs), "%s: size %lld, want %llu",
+            when, (long long)t_get_size(fh), (unsigned long long)(L * (uint64_t)T.nprocs));
+    TCHK(MPI_File_read_at_all(fh, 0, r, (int)(L * (uint64_t)T.nprocs), MPI_BYTE, &st));
+    for (int k = 0; k < T.nprocs; k++) {
+        t_fill(w, L, (uint64_t)k * L, SEED + gen);
+        TEXPECT_BYTES(r + (uint64_t)k * L, w, L, (uint64_t)k * L, when);
+    }
+    TCHK(MPI_File_close(&fh));
+    free(w), free(r);
+}
+
+/* rank 0: remove the segment directories beside path (".NAME.ID.hcd") of hcomp files
+ * emptied with truncate(2), which hcomp leaves (README); returns how many there were */
+static int remove_emptied_segment_dirs(const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char dir[PATH_MAX], prefix[512];
+    snprintf(dir, sizeof dir, "%s", t_dirname(path));
+    snprintf(prefix, sizeof prefix, ".%s.", base);
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || l < 4 ||
+            strcmp(e->d_name + l - 4, ".hcd") != 0)
+            continue;
+        char sub[PATH_MAX + 300];
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *s = opendir(sub);
+        struct dirent *g;
+        while (s && (g = readdir(s)) != NULL) {
+            char f[PATH_MAX + 600];
+            snprintf(f, sizeof f, "%s/%s", sub, g->d_name);
+            if (g->d_name[0] != '.')
+                unlink(f);
+        }
+        if (s)
+            closedir(s);
+        n += rmdir(sub) == 0;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* An empty file is plain when read, an hcomp file when written: nothing in it can be lost,
+ * and libraries empty a file before they write it anew (PnetCDF's ncmpi_create has rank 0
+ * truncate(2) it, then opens it with MPI_MODE_CREATE). */
+static void empty_file(MPI_Info info)
+{
     posix_put(ppath(".empty"), NULL, 0);
     MPI_File fh = t_open(&T, pname(".empty"), MPI_MODE_RDONLY, info);
     expect_kind(fh, "plain", "read-only open of an empty file");
@@ -447,16 +523,48 @@ static void empty_file(MPI_Info info)
     TCHK(MPI_File_close(&fh));
     expect_still_plain(ppath(".empty"), (const uint8_t *)"", 0, "empty file, read-only");
 
+    /* CREATE|EXCL: the file exists, and it is left as it was (not given a header) */
+    fh = MPI_FILE_NULL;
+    TCHK_FAILS(MPI_ERR_FILE_EXISTS, MPI_File_open(MPI_COMM_WORLD, pname(".empty"),
+                                                  MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
+                                                  info, &fh));
+    expect_still_plain(ppath(".empty"), (const uint8_t *)"", 0, "empty file, CREATE|EXCL");
+
     fh = t_open(&T, pname(".empty"), MPI_MODE_CREATE | MPI_MODE_RDWR, info);
-    expect_kind(fh, "plain", "CREATE|RDWR open of an empty file");
-    uint8_t w[10];
-    t_fill(w, sizeof w, 0, SEED + 7);
-    if (T.rank == 0)
-        TCHK(MPI_File_write_at(fh, 0, w, (int)sizeof w, MPI_BYTE, &st));
-    TCHK(MPI_File_close(&fh));
-    expect_still_plain(ppath(".empty"), w, sizeof w, "empty file written through hcomp:");
-    t_unlink(&T, ppath(".empty"));
-    t_log(&T, "an empty file is plain (read-only, and written with CREATE)");
+    expect_kind(fh, "hcomp", "CREATE|RDWR open of an empty file");
+    TASSERT(t_get_size(fh) == 0, "empty file as hcomp: size %lld", (long long)t_get_size(fh));
+    write_and_check(fh, 70000, 7, info, "an empty file written through hcomp: (CREATE)");
+    expect_mapping_file(ppath(".empty"), "an empty file written through hcomp:");
+
+    /* its life as a checkpoint rewritten by PnetCDF: emptied with truncate(2), created
+     * again, smaller and then larger; an hcomp file each time, holding the new bytes only */
+    for (int gen = 8; gen <= 9; gen++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        int err = 0;
+        if (T.rank == 0)
+            err = truncate(ppath(".empty"), 0) == 0 ? 0 : errno;
+        MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        TASSERT(err == 0, "truncate(%s): %s", ppath(".empty"), strerror(err));
+        fh = t_open(&T, pname(".empty"), MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+        expect_kind(fh, "hcomp", "CREATE|RDWR open of a truncated hcomp file");
+        write_and_check(fh, gen == 8 ? 4096 : 50000, gen, info,
+                        "a truncated hcomp file written again");
+        expect_mapping_file(ppath(".empty"), "a truncated hcomp file written again");
+    }
+
+    /* WRONLY without CREATE: an hcomp file too */
+    t_delete(&T, pname(".empty"), info);
+    if (T.rank == 0) {
+        int n = remove_emptied_segment_dirs(ppath(".empty"));
+        TASSERT(n == 2, "%d segment directories of the emptied generations, want 2", n);
+    }
+    posix_put(ppath(".empty"), NULL, 0);
+    fh = t_open(&T, pname(".empty"), MPI_MODE_WRONLY, info);
+    expect_kind(fh, "hcomp", "WRONLY open of an empty file");
+    write_and_check(fh, 3000, 10, info, "an empty file written through hcomp: (WRONLY)");
+    t_delete(&T, pname(".empty"), info);
+    t_log(&T, "an empty file is plain read-only (and untouched by CREATE|EXCL), an hcomp file "
+          "when written, also a truncated hcomp file created again");
 }
 
 static void deletes(MPI_Info info)

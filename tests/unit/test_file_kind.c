@@ -1,5 +1,6 @@
 /* hcomp_file_kind: what a path names (hcomp file, plain file, missing, not regular),
- * without changing it. Damaged mapping files must never be called plain. */
+ * without changing it. Damaged mapping files must never be called plain.
+ * hcomp_file_adopt_empty: an empty file made an empty hcomp file, nothing else changed. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -204,11 +205,127 @@ static void test_damaged_stays_hcomp(void **state)
     assert_int_equal(hcomp_file_delete(p, &err), HCOMP_OK);
 }
 
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The hidden segment directory of the file at path on the file's own tier ("" if none). */
+static void segment_dir_of(const char *dir, const char *name, char *out, size_t n)
+{
+    char p[PATH_MAX], id[33];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    unsigned char hdr[64];
+    assert_int_equal(slurp(p, hdr, sizeof(hdr)), sizeof(hdr));
+    for (int i = 0; i < 16; i++)
+        snprintf(id + 2 * i, 3, "%02x", hdr[16 + i]);
+    snprintf(out, n, "%s/.%s.%.16s.hcd", dir, name, id);
+}
+
+/* hcomp_file_adopt_empty: an empty file (PnetCDF truncates before its create) becomes an
+ * empty hcomp file in place; anything else is left as it is. The segment directories of
+ * the emptied hcomp file stay: they cannot be told from those of a file renamed away. */
+static void test_adopt_empty(void **state)
+{
+    fixture *fx = *state;
+    hcomp_error err;
+    hcomp_file *f;
+    int adopted = -1;
+    unsigned char map[65536];
+    size_t len;
+    char p[PATH_MAX], old_dir[PATH_MAX], new_dir[PATH_MAX], moved[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/ckpt.nc", fx->base);
+    snprintf(moved, sizeof(moved), "%s/ckpt.nc.old", fx->base);
+
+    /* a checkpoint rotated away (its records name .ckpt.nc.ID.hcd by absolute path), an
+     * empty file made in its place, adopted: the rotated file keeps every byte */
+    make_hcomp(fx, p, map, &len);
+    segment_dir_of(fx->base, "ckpt.nc", old_dir, sizeof(old_dir));
+    assert_true(is_dir(old_dir));
+    assert_int_equal(rename(p, moved), 0);
+    put(p, "", 0);
+    assert_int_equal(chmod(p, 0640), 0);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    assert_int_equal(hcomp_file_adopt_empty(p, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 1);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_HCOMP);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 64);
+    assert_int_equal(st.st_mode & 0777, 0640);         /* the file's mode is kept */
+    assert_true(is_dir(old_dir));
+    {
+        char back[5000], want[5000];
+        uint64_t got = 0;
+        memset(want, 'x', sizeof(want));
+        assert_int_equal(hcomp_file_open(moved, HCOMP_O_RDONLY, 0, 1, fx->opts, &f, &err),
+                         HCOMP_OK);
+        assert_int_equal(hcomp_file_pread(f, back, sizeof(back), 0, &got, &err), HCOMP_OK);
+        assert_int_equal(got, sizeof(back));
+        assert_memory_equal(back, want, sizeof(want));
+        assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    }
+
+    /* it is an empty hcomp file: size 0, written and read back like a new one */
+    assert_int_equal(hcomp_file_open(p, HCOMP_O_RDWR, 0, 1, fx->opts, &f, &err), HCOMP_OK);
+    uint64_t size = 99;
+    assert_int_equal(hcomp_file_size(f, &size, &err), HCOMP_OK);
+    assert_int_equal(size, 0);
+    char data[3000], back[3000];
+    memset(data, 'y', sizeof(data));
+    assert_int_equal(hcomp_file_pwrite(f, data, sizeof(data), 100, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    segment_dir_of(fx->base, "ckpt.nc", new_dir, sizeof(new_dir));
+    assert_true(is_dir(new_dir));
+    assert_int_equal(hcomp_file_open(p, HCOMP_O_RDONLY, 0, 1, fx->opts, &f, &err), HCOMP_OK);
+    assert_int_equal(hcomp_file_size(f, &size, &err), HCOMP_OK);
+    assert_int_equal(size, 3100);
+    uint64_t got = 0;
+    assert_int_equal(hcomp_file_pread(f, back, sizeof(back), 100, &got, &err), HCOMP_OK);
+    assert_int_equal(got, sizeof(back));
+    assert_memory_equal(back, data, sizeof(data));
+
+    /* an hcomp file (non-empty), and one emptied while an hcomp opener holds it: untouched */
+    assert_int_equal(hcomp_file_adopt_empty(p, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 0);
+    assert_int_equal(truncate(p, 0), 0);
+    assert_int_equal(hcomp_file_adopt_empty(p, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 0);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    assert_true(is_dir(new_dir));
+    assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+
+    /* a plain file with data, a symbolic link to an empty file, a missing file, a
+     * directory: unchanged, not adopted */
+    char q[PATH_MAX], l[PATH_MAX], e[PATH_MAX];
+    snprintf(q, sizeof(q), "%s/plain.dat", fx->base);
+    put(q, "plain bytes", 11);
+    assert_int_equal(hcomp_file_adopt_empty(q, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 0);
+    assert_int_equal(slurp(q, map, sizeof(map)), 11);
+    snprintf(e, sizeof(e), "%s/empty.dat", fx->base);
+    snprintf(l, sizeof(l), "%s/link.dat", fx->base);
+    put(e, "", 0);
+    assert_int_equal(symlink(e, l), 0);
+    assert_int_equal(hcomp_file_adopt_empty(l, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 0);
+    assert_int_equal(kind_of(e), HCOMP_FILE_KIND_PLAIN);
+    snprintf(q, sizeof(q), "%s/missing.dat", fx->base);
+    assert_int_equal(hcomp_file_adopt_empty(q, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 0);
+    assert_int_equal(kind_of(q), HCOMP_FILE_KIND_MISSING);
+    assert_int_equal(hcomp_file_adopt_empty(fx->base, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_stays_hcomp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt_empty, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,73 @@
+/* An empty regular file opened for writing through hcomp: becomes an empty hcomp file.
+ *
+ * Libraries empty a file before they write it anew with POSIX calls on the bare path:
+ * PnetCDF's ncmpi_create (NC_CLOBBER, its default) has rank 0 truncate(2) the file to 0
+ * and then opens it with MPI_MODE_CREATE; scripts use `: > file` or touch(1). Passed
+ * through as a plain file, every rewrite of such a checkpoint would be stored
+ * uncompressed. An empty file holds nothing that can be lost, so it gets a mapping-file
+ * header in place (its inode, owner and mode kept).
+ *
+ * The segment directories of an hcomp file emptied so (".NAME.ID.hcd" beside it) are not
+ * removed here: nothing tells them from those of an hcomp file renamed away from NAME,
+ * whose records name them by absolute path (docs/FORMAT.md, SEGMENT), so a rotation such
+ * as `mv ckpt ckpt.old; touch ckpt` would lose ckpt.old's data.
+ *
+ * One process does this before any opens the file (the ROMIO driver's open decision),
+ * so no two write a header. It is done only when nobody holds the file: not while an
+ * hcomp opener has it open (the openers' lock) or one closes or deletes it (flock). */
+#include "file_internal.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int hcomp_file_adopt_empty(const char *path, int *adopted, hcomp_error *err)
+{
+    hcomp_ok(err);
+    *adopted = 0;
+    if (path == NULL || path[0] == '\0')
+        return hcomp_fail(err, HCOMP_E_INVAL, "empty file name");
+    /* O_NOFOLLOW: a symbolic link is left as it is (the file stays plain); O_NONBLOCK: a
+     * FIFO put there since the caller looked must not wait for a writer */
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return HCOMP_OK;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) {
+        close(fd);
+        return HCOMP_OK;
+    }
+    int rc = HCOMP_OK;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return HCOMP_OK;
+    }
+    /* an hcomp opener of the (emptied) mapping file holds the openers' lock: leave it */
+    if (hcomp_open_lock_exclusive(fd, 0) != 0 && errno != ENOLCK && errno != EINVAL &&
+        errno != EOPNOTSUPP)
+        goto out;
+    if (fstat(fd, &st) != 0 || st.st_size != 0)
+        goto out;
+    unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
+    if ((rc = hcomp_map_new_header(hdr, err, path)) != HCOMP_OK)
+        goto out;
+    if (pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr)) {
+        int e = errno ? errno : EIO;
+        rc = hcomp_fail_errno(err, e, "%s: writing a mapping-file header into the empty file",
+                              path);
+        if (ftruncate(fd, 0) != 0) {
+            /* a partial header stays: the open that follows fails on it and says so */
+        }
+        goto out;
+    }
+    *adopted = 1;
+out:
+    hcomp_open_unlock(fd);
+    flock(fd, LOCK_UN);
+    close(fd);
+    return rc;
+}
