@@ -74,31 +74,8 @@ fi
 echo "HDF5 tests: $build/testpar (source $src)"
 
 # ---- runs --------------------------------------------------------------------------
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-h5par.XXXXXX")
-RAM=$(mktemp -d /dev/shm/hcomp-h5par.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }
-chmod 700 "$RAM"
-cleanup() {
-    if [ "${HCOMP_H5PAR_KEEP:-0}" = 1 ]; then echo "kept: $WORK $RAM"; else rm -rf "$WORK" "$RAM"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-# the embedded default's shape (a private RAM directory, then the file's directory)
-cat > "$WORK/tiers.json" <<EOF
-{"version":1,"tiers":[
-  {"name":"ram","path":"$RAM","capacity":"64MiB","scope":"node-local","private":true},
-  {"name":"filedir","path":"@filedir","capacity":"unlimited","scope":"shared"}
-]}
-EOF
-
-PASSED=0 FAILED=0
-report() { # name, ok (0/1), log
-    if [ "$2" = 0 ]; then
-        PASSED=$((PASSED + 1)); echo "PASS $1"
-    else
-        FAILED=$((FAILED + 1)); echo "FAIL $1"
-        grep -v '^$' "$3" | tail -n 30 | awk '{ print "    " $0 }'
-    fi
-}
+. "$(dirname "$0")/../suite-lib.sh"
+suite_workspace h5par "${HCOMP_H5PAR_KEEP:-0}"
 # run BACKEND NP PROGRAM: its log's path on stdout, its exit status as the status
 run() {
     local be=$1 np=$2 prog=$3 dir=$WORK/$1-np$2 env=()
@@ -122,13 +99,13 @@ for be in hcomp ufs; do
         ok=1
         [ $rc = 0 ] && grep -q "MPI tests finished with no errors" "$log" &&
             { [ $be = ufs ] || made_hcomp $np; } && ok=0
-        report "t_mpi [$be] np=$np" $ok "$log"
+        suite_report "t_mpi [$be] np=$np" $ok "$log"
     done
     for np in 2 3; do
         log=$(run $be $np testphdf5); rc=$?
         ok=1
         [ $rc = 0 ] && grep -q "PHDF5 tests finished with no errors" "$log" && ok=0
-        report "testphdf5 [$be] np=$np" $ok "$log"
+        suite_report "testphdf5 [$be] np=$np" $ok "$log"
     done
     # t_pflush1 ends the job without closing its files (a non-zero exit is its design)
     log1=$(run $be 2 t_pflush1)
@@ -136,7 +113,6 @@ for be in hcomp ufs; do
     cat "$log1" >> "$log"
     ok=1
     [ $rc = 0 ] && [ "$(grep -c PASSED "$log")" -ge 3 ] && ! grep -q FAILED "$log" && ok=0
-    report "t_pflush1 then t_pflush2 [$be] np=2" $ok "$log"
+    suite_report "t_pflush1 then t_pflush2 [$be] np=2" $ok "$log"
 done
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+suite_summary

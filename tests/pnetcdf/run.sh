@@ -75,32 +75,9 @@ fi
 echo "PnetCDF tests: $build (source $src)"
 
 # ---- runs --------------------------------------------------------------------------
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-pnc.XXXXXX")
-RAM=$(mktemp -d /dev/shm/hcomp-pnc.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }
-chmod 700 "$RAM"
-cleanup() {
-    if [ "${HCOMP_PNC_KEEP:-0}" = 1 ]; then echo "kept: $WORK $RAM"; else rm -rf "$WORK" "$RAM"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-# the embedded default's shape (a private RAM directory, then the file's directory)
-cat > "$WORK/tiers.json" <<EOF
-{"version":1,"tiers":[
-  {"name":"ram","path":"$RAM","capacity":"64MiB","scope":"node-local","private":true},
-  {"name":"filedir","path":"@filedir","capacity":"unlimited","scope":"shared"}
-]}
-EOF
-
-PASSED=0 FAILED=0
-report() { # name, ok (0/1), log
-    if [ "$2" = 0 ]; then
-        PASSED=$((PASSED + 1)); echo "PASS $1"
-    else
-        FAILED=$((FAILED + 1)); echo "FAIL $1"
-        grep -v '^$' "$3" | grep -iE -B2 -A8 'fail|error at|abort|timed out' | tail -n 40 |
-            awk '{ print "    " $0 }'
-    fi
-}
+. "$(dirname "$0")/../suite-lib.sh"
+suite_workspace pnc "${HCOMP_PNC_KEEP:-0}"
+SHOW='fail|error at|abort|timed out'    # the lines a failure's report shows
 # make_tests BACKEND TARGET [DIR [VAR=VALUE...]]: make TARGET in DIR of the build (its top
 # if none), the output in $WORK/BACKEND-out; the log's path on stdout (appended to)
 make_tests() {
@@ -141,7 +118,7 @@ for be in hcomp ufs; do
     ok=1
     [ $rc = 0 ] && clean_log "$log" && { [ $be = ufs ] || hcomp_files_only "$WORK/$be-out" "$log"; } &&
         ok=0
-    report "make check (1 process) [$be]" $ok "$log"
+    suite_report "make check (1 process) [$be]" $ok "$log" "$SHOW"
 done
 # the same programs on 4 processes: those whose processes write and read interleaved
 # parts of one file (all of test/ on 4 processes takes 4 minutes here, the examples and
@@ -159,6 +136,5 @@ else
 fi
 ok=1
 [ $rc = 0 ] && clean_log "$log" && hcomp_files_only "$WORK/hcomp-out" "$log" && ok=0
-report "make ptest, collective and interleaved I/O (4 processes) [hcomp]" $ok "$log"
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+suite_report "make ptest, collective and interleaved I/O (4 processes) [hcomp]" $ok "$log" "$SHOW"
+suite_summary
