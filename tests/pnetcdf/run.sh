@@ -98,7 +98,7 @@ hcomp_files_only() { # dir, log
     for f in "$1"/*.nc*; do
         [ -f "$f" ] || continue
         n=$((n + 1))
-        if [ "$(head -c 8 "$f")" != HCOMPMAP ]; then
+        if [ "$(head -c 8 "$f" | tr -d '\0')" != HCOMPMAP ]; then
             echo "not an hcomp file: $f (begins $(head -c 4 "$f" | od -An -c | tr -s ' '))" >> "$2"
             bad=1
         fi
