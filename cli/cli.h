@@ -19,6 +19,7 @@ typedef struct cli_common {
     uint64_t offset, length;   /* --offset, --length (cat) */
     int have_length;
     int repair;                /* --repair (fsck) */
+    int remove;                /* --remove (orphans) */
     int argc;                  /* the operands left */
     char **argv;
 } cli_common;
@@ -48,6 +49,7 @@ int cmd_drain(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_compact(int argc, char **argv);
+int cmd_orphans(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 /* If the POSIX read adapter is preloaded into the tool, start it again without it. */
 void cli_drop_adapter(char **argv);

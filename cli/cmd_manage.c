@@ -1,5 +1,5 @@
-/* hcomp drain / rm / fsck / compact: moving, removing, checking, repairing and compacting
- * whole files. */
+/* hcomp drain / rm / fsck / compact / orphans: moving, removing, checking, repairing and
+ * compacting whole files, and finding what removed ones left. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -147,4 +147,41 @@ int cmd_compact(int argc, char **argv)
     }
     cli_common_free(&c);
     return rc;
+}
+
+int cmd_orphans(int argc, char **argv)
+{
+    cli_common c;
+    int rc = cli_parse("orphans", "x", argc, argv, &c);
+    if (rc == CLI_OK && c.argc != 1) {
+        cli_error("orphans", "usage: hcomp orphans DIR [--remove]");
+        rc = CLI_USAGE;
+    }
+    if (rc != CLI_OK) {
+        cli_common_free(&c);
+        return rc;
+    }
+    const char *dir = c.argv[0];
+    hcomp_tool_io io = cli_io(&c);
+    hcomp_orphans_result r;
+    hcomp_error err;
+    int orc = hcomp_orphans(dir, c.remove, &io, &r, &err);
+    if (orc != HCOMP_OK) {
+        cli_error("orphans", "%s", err.msg);
+        cli_common_free(&c);
+        return CLI_FAILED;
+    }
+    char a[32], b[32];
+    if (c.remove)
+        printf("%s: %llu hcomp files; removed %llu segment directories no file here uses (%s), "
+               "kept %llu\n", dir, (unsigned long long) r.files, (unsigned long long) r.removed,
+               cli_bytes(r.removed_bytes, a), (unsigned long long) r.kept);
+    else
+        printf("%s: %llu hcomp files; %llu segment directories no file here uses (%s)%s\n", dir,
+               (unsigned long long) r.files, (unsigned long long) r.orphans,
+               cli_bytes(r.orphan_bytes, b),
+               r.orphans ? ". A file moved to another directory with mv still uses those of its "
+               "old name: if none was, hcomp orphans --remove removes them" : "");
+    cli_common_free(&c);
+    return c.remove && r.kept ? CLI_FAILED : CLI_OK;
 }

@@ -30,6 +30,8 @@ void cli_usage(FILE *to)
         "                                 a damaged log, rebuild a lost mapping file\n"
         "  compact FILE                   give back the space of overwritten data now and\n"
         "                                 rewrite the mapping log to what is live\n"
+        "  orphans DIR [--remove]         list (remove) the segment directories in DIR that\n"
+        "                                 no hcomp file there uses (left by rm, truncate)\n"
         "  run PROGRAM [ARGS...]          run a serial program that reads hcomp files in\n"
         "                                 place, as the plain files they stand for (the\n"
         "                                 POSIX read adapter, LD_PRELOAD; README.md)\n"
@@ -129,7 +131,7 @@ int cli_parse(const char *name, const char *allowed, int argc, char **argv, cli_
         {"force", no_argument, NULL, 'f'}, {"progress", no_argument, NULL, 'p'},
         {"no-progress", no_argument, NULL, 'q'}, {"offset", required_argument, NULL, 'o'},
         {"length", required_argument, NULL, 'l'}, {"repair", no_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'H'}, {NULL, 0, NULL, 0}};
+        {"remove", no_argument, NULL, 'x'}, {"help", no_argument, NULL, 'H'}, {NULL, 0, NULL, 0}};
     memset(c, 0, sizeof(*c));
     c->progress = isatty(2);
     c->opts = hcomp_options_new();
@@ -180,6 +182,7 @@ int cli_parse(const char *name, const char *allowed, int argc, char **argv, cli_
         case 'p': c->progress = 1; break;
         case 'q': c->progress = 0; break;
         case 'r': c->repair = 1; break;
+        case 'x': c->remove = 1; break;
         case 'o':
             if (parse_u64(name, "--offset", optarg, &c->offset) != 0)
                 return CLI_USAGE;
@@ -207,7 +210,7 @@ int main(int argc, char **argv)
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"info", cmd_info}, {"export", cmd_export}, {"import", cmd_import}, {"cat", cmd_cat},
         {"drain", cmd_drain}, {"rm", cmd_rm}, {"fsck", cmd_fsck},
-        {"compact", cmd_compact}, {"run", cmd_run}};
+        {"compact", cmd_compact}, {"orphans", cmd_orphans}, {"run", cmd_run}};
     cli_drop_adapter(argv);
     if (argc < 2) {
         cli_usage(stderr);

@@ -110,4 +110,22 @@ typedef struct hcomp_footprint {
 
 int hcomp_footprint_path(const char *path, hcomp_footprint *fp, hcomp_error *err);
 
+typedef struct hcomp_orphans_result {
+    uint64_t files;             /* hcomp files in the directory */
+    uint64_t orphans;           /* segment directories no hcomp file there uses */
+    uint64_t orphan_bytes;      /* allocated to their segment files */
+    uint64_t removed, removed_bytes;
+    uint64_t kept;              /* orphans not removed (other entries in them, an error) */
+    uint64_t unreadable;        /* files that could not be read (nothing is removed then) */
+} hcomp_orphans_result;
+
+/* The segment directories ".NAME.ID.hcd" in dir whose ID is no hcomp file's there (left
+ * by files removed with rm or emptied with truncate(2)); each is reported through io,
+ * and with remove set its segment files and then it are removed (one holding anything
+ * else is kept). A file moved to another directory with mv still uses the directories
+ * of its old name here: the caller must rule that out before removing. Nothing is
+ * removed if a file of dir cannot be read (its id unknown). */
+int hcomp_orphans(const char *dir, int remove, const hcomp_tool_io *io,
+                  hcomp_orphans_result *res, hcomp_error *err);
+
 #endif

@@ -166,5 +166,42 @@ expect "rm" 0 "$H" rm f.hc p.hc
 left=$(find fast slow -name '*.seg' | wc -l)
 [ "$left" -eq 0 ] && [ ! -e f.hc ] && [ ! -e p.hc ] && ok "rm leaves no piece" || ko "rm leaves no piece" "$left segment files left"
 
+# orphans: segment directories beside files removed with rm or emptied with truncate(2)
+# (as PnetCDF's create does) are listed and removed; those of a file renamed within the
+# directory, and of a damaged mapping file, are kept
+mkdir -p od
+cat >od.json <<JSON
+{"version": 1, "tiers": [{"name": "here", "path": "@filedir", "measure": false}]}
+JSON
+head -c 300000 in.dat >od.want
+for f in a b c r0 dmg; do "$H" import --no-progress --config od.json od.want od/$f.hc >/dev/null 2>&1; done
+mv od/r0.hc od/r1.hc
+rm od/b.hc
+: >od/c.hc
+printf 'X' | dd of=od/dmg.hc bs=1 seek=60 conv=notrunc status=none    # its header checksum
+mkdir od/.x.0123456789abcdef.hcd && echo note >od/.x.0123456789abcdef.hcd/README
+expect "orphans lists" 0 "$H" orphans od
+has "orphans: three" "3 hcomp files; 3 segment directories no file here uses"
+has "orphans: the removed file's" "od/\.b\.hc\.[0-9a-f]{16}\.hcd: [0-9]+ segment files"
+has "orphans: the truncated file's" "od/\.c\.hc\.[0-9a-f]{16}\.hcd"
+has "orphans: says what mv does" "moved to another directory"
+[ "$(find od -name '*.seg' | wc -l)" -gt 0 ] && [ -d od/.x.0123456789abcdef.hcd ] &&
+    ok "orphans without --remove removes nothing" || ko "orphans without --remove removes nothing" "gone"
+expect "orphans --remove keeps a directory with other files (exit 1)" 1 "$H" orphans od --remove
+has "orphans --remove: removed two, kept one" "removed 2 segment directories.*kept 1"
+[ -z "$(ls -d od/.b.hc.*.hcd od/.c.hc.*.hcd 2>/dev/null)" ] && [ -f od/.x.0123456789abcdef.hcd/README ] &&
+    ok "orphans --remove removed the orphans only" || ko "orphans --remove removed the orphans only" "$(ls -a od)"
+"$H" export od/a.hc od/a.out >/dev/null 2>&1
+same "orphans --remove: a file in place intact" od.want od/a.out
+"$H" export od/r1.hc od/r1.out >/dev/null 2>&1
+same "orphans --remove: a renamed file intact" od.want od/r1.out
+ls -d od/.dmg.hc.*.hcd >/dev/null 2>&1 && ok "orphans --remove: a damaged mapping file keeps its pieces" ||
+    ko "orphans --remove: a damaged mapping file keeps its pieces" "removed"
+rm -r od/.x.0123456789abcdef.hcd
+expect "orphans after --remove" 0 "$H" orphans od
+has "orphans: none left" "3 hcomp files; 0 segment directories"
+expect "orphans of a missing directory" 1 "$H" orphans od/nowhere
+expect "orphans usage" 2 "$H" orphans
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
