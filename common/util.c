@@ -286,3 +286,11 @@ int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem)
     *cap = n;
     return 0;
 }
+
+int hcomp_is_hex16(const char *s)
+{
+    for (int i = 0; i < 16; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}

@@ -11,13 +11,7 @@
 #if defined(__GNUC__)
 #define HCOMP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
-#define HCOMP_PRINTF(a, b)/* *buf grown (doubling, from 4 KiB) to hold need bytes; 0, or -1 when out of memory
- * (the buffer is unchanged). */
-int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);
-/* *arrayp (a pointer to an array of elem-byte elements) grown, doubling, to hold need
- * elements; 0, or -1 when out of memory (the array is unchanged). */
-int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem);
-
+#define HCOMP_PRINTF(a, b)
 #endif
 
 /* Fill err (may be NULL) and return code. */
@@ -90,5 +84,7 @@ int hcomp_grow(unsigned char **buf, size_t *cap, size_t need);
 /* *arrayp (a pointer to an array of elem-byte elements) grown, doubling, to hold need
  * elements; 0, or -1 when out of memory (the array is unchanged). */
 int hcomp_grow_array(void *arrayp, size_t *cap, size_t need, size_t elem);
+/* The 16 characters at s are lower-case hex digits (an id in a segment directory's name). */
+int hcomp_is_hex16(const char *s);
 
 #endif

@@ -40,14 +40,6 @@ typedef struct rebuild {
     size_t nsegs, capsegs;
 } rebuild;
 
-static int is_hex16(const char *s)
-{
-    for (int i = 0; i < 16; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
 /* If name is "<hidden><base>.<16 hex>.hcd", copy the hex to hex. */
 static int match_dir_name(const rebuild *rb, const char *name, int hidden, char hex[17])
 {
@@ -56,7 +48,7 @@ static int match_dir_name(const rebuild *rb, const char *name, int hidden, char 
         return 0;
     if (strlen(name) != off + bl + 1 + 16 + 4 || strncmp(name + off, rb->base, bl) != 0 ||
         name[off + bl] != '.' || strcmp(name + off + bl + 17, ".hcd") != 0 ||
-        !is_hex16(name + off + bl + 1))
+        !hcomp_is_hex16(name + off + bl + 1))
         return 0;
     memcpy(hex, name + off + bl + 1, 16);
     hex[16] = '\0';
@@ -79,7 +71,7 @@ static int add_hex(rebuild *rb, const char *hex)
 static int add_segment_file(rebuild *rb, const char *dir, const char *name, const hcomp_tier *t)
 {
     size_t l = strlen(name);
-    if (l != 20 || strcmp(name + 16, ".seg") != 0 || !is_hex16(name))
+    if (l != 20 || strcmp(name + 16, ".seg") != 0 || !hcomp_is_hex16(name))
         return 0;
     char p[PATH_MAX];
     if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int) sizeof(p))

@@ -31,20 +31,12 @@ typedef struct candidate {
     char hex[17];               /* ID */
 } candidate;
 
-static int is_hex16(const char *s)
-{
-    for (int i = 0; i < 16; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
 /* ".<name>.<16 hex>.hcd" with a non-empty name: copy the hex */
 static int segment_dir_name(const char *n, char hex[17])
 {
     size_t l = strlen(n);
     if (l < 1 + 1 + 1 + 16 + 4 || n[0] != '.' || strcmp(n + l - 4, ".hcd") != 0 ||
-        n[l - 4 - 16 - 1] != '.' || !is_hex16(n + l - 4 - 16))
+        n[l - 4 - 16 - 1] != '.' || !hcomp_is_hex16(n + l - 4 - 16))
         return 0;
     memcpy(hex, n + l - 4 - 16, 16);
     hex[16] = '\0';
@@ -178,14 +170,9 @@ int hcomp_orphans(const char *dir, int remove, const hcomp_tool_io *io,
         if (!segment_dir_name(e->d_name, hex) ||
             fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
             continue;
-        if (nc == cap) {
-            cap = cap ? 2 * cap : 16;
-            candidate *n = realloc(c, cap * sizeof(*c));
-            if (n == NULL) {
-                rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", dir);
-                break;
-            }
-            c = n;
+        if (hcomp_grow_array(&c, &cap, nc + 1, sizeof(*c)) != 0) {
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", dir);
+            break;
         }
         c[nc].name = strdup(e->d_name);
         memcpy(c[nc].hex, hex, sizeof(hex));
@@ -210,14 +197,9 @@ int hcomp_orphans(const char *dir, int remove, const hcomp_tool_io *io,
         }
         if (got == 0)
             continue;
-        if (nids == idcap) {
-            idcap = idcap ? 2 * idcap : 64;
-            char (*n)[17] = realloc(ids, idcap * sizeof(*ids));
-            if (n == NULL) {
-                rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", dir);
-                break;
-            }
-            ids = n;
+        if (hcomp_grow_array(&ids, &idcap, nids + 1, sizeof(*ids)) != 0) {
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", dir);
+            break;
         }
         memcpy(ids[nids++], hex, 17);
         res->files++;
