@@ -10,7 +10,8 @@
 #   tests/valgrind/run.sh test_codecs     # some of them
 #
 # Environment: HCOMP_VALGRIND_TIMEOUT (seconds per program, default 300),
-# HCOMP_VALGRIND_BUILD (default <repo>/build/valgrind), HCOMP_JOBS (make jobs, 2).
+# HCOMP_VALGRIND_BUILD (default <repo>/build/valgrind), HCOMP_JOBS (make jobs and
+# programs run at once, at most 2).
 # Suppressions: tests/valgrind/hcomp.supp (third-party libraries only, each explained).
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -47,8 +48,10 @@ fi
 # ---- run ----------------------------------------------------------------------------------
 logs="$build/valgrind-logs"
 mkdir -p "$logs"
-pass=0 fails=0
-for p in $progs; do
+# two programs at a time (the machine's cores; memcheck runs each on one thread), the
+# slowest first so that they do not end the run alone; results printed in order
+run_one() { # program path: writes $logs/NAME.result (first line PASS or FAIL)
+    local p=$1 name vlog olog start rc secs why
     name=$(basename "$p")
     vlog="$logs/$name.valgrind"
     olog="$logs/$name.out"
@@ -60,19 +63,37 @@ for p in $progs; do
     rc=$?
     secs=$(( $(date +%s) - start ))
     if [ "$rc" -eq 0 ]; then
-        echo "PASS $name ($secs s)"
-        pass=$((pass + 1))
+        echo "PASS $name ($secs s)" >"$logs/$name.result"
     else
-        fails=$((fails + 1))
         case $rc in
             99) why="memory errors or definite leaks" ;;
             124|137) why="timed out after $limit s" ;;
             *) why="exit $rc" ;;
         esac
-        echo "FAIL $name ($why, $secs s); valgrind log $vlog, output $olog"
-        head -n 60 "$vlog" | sed 's/^/    /'
-        grep -E '^\[  (FAILED|ERROR)' "$olog" | head -n 20 | sed 's/^/    /'
+        { echo "FAIL $name ($why, $secs s); valgrind log $vlog, output $olog"
+          head -n 60 "$vlog" | sed 's/^/    /'
+          grep -E '^\[  (FAILED|ERROR)' "$olog" | head -n 20 | sed 's/^/    /'; } >"$logs/$name.result"
     fi
+}
+slow="test_engine test_codecs test_analyzer test_reclaim test_seed test_file"
+ordered=$(for s in $slow; do for p in $progs; do [ "$(basename "$p")" = "$s" ] && echo "$p"; done; done
+          for p in $progs; do [[ " $slow " == *" $(basename "$p") "* ]] || echo "$p"; done)
+for p in $ordered; do
+    rm -f "$logs/$(basename "$p").result"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    run_one "$p" &
+done
+wait
+pass=0 fails=0
+for p in $progs; do
+    r="$logs/$(basename "$p").result"
+    if [ -f "$r" ] && head -n 1 "$r" | grep -q '^PASS'; then
+        pass=$((pass + 1))
+    else
+        fails=$((fails + 1))
+        [ -f "$r" ] || echo "FAIL $(basename "$p") (no result)"
+    fi
+    [ -f "$r" ] && cat "$r"
 done
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]
