@@ -118,12 +118,12 @@ pass=0 fails=${#build_fail[@]}
 shm=/dev/shm; [ -d "$shm" ] && [ -w "$shm" ] || shm=${TMPDIR:-/tmp}
 work=$(mktemp -d "$shm/hcomp-fuzz-run.XXXXXX") || fail_all "no temporary directory"
 trap 'rm -rf "$work"' EXIT
-for t in "${built[@]}"; do
-    bin="$out/bin/$t"
-    w="$work/$t"
+# two targets at a time (the machine's cores; libFuzzer runs each on one thread), each
+# for its own HCOMP_FUZZ_SECONDS; results printed in order
+fuzz_one() { # target: writes $work/TARGET.result (first line PASS or FAIL)
+    local t=$1 bin="$out/bin/$1" w="$work/$1" log="$out/$1.log" start rc execs crashes c
     mkdir -p "$w/corpus" "$w/tmp" "$w/artifacts"
     [ -d "$here/corpus/$t" ] && cp -R "$here/corpus/$t/." "$w/corpus/"
-    log="$out/$t.log"
     start=$(date +%s)
     # the targets make their temporary files under TMPDIR (tmpfs when there is one)
     (cd "$w" && TMPDIR="$w/tmp" nice "$bin" -max_total_time="$secs" -rss_limit_mb=2048 \
@@ -133,20 +133,33 @@ for t in "${built[@]}"; do
     execs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
     crashes=$(find "$w/artifacts" -type f | head -n 5)
     if [ "$rc" -eq 0 ] && [ -z "$crashes" ] && [ -n "$execs" ]; then
-        echo "PASS $t: ${execs} execs in $(( $(date +%s) - start )) s, corpus $(ls "$w/corpus" | wc -l) inputs"
+        echo "PASS $t: ${execs} execs in $(( $(date +%s) - start )) s, corpus $(ls "$w/corpus" | wc -l) inputs" \
+            >"$work/$t.result"
+    else
+        { echo "FAIL $t (exit $rc, ${execs:-?} execs); log $log"
+          grep -E 'ERROR|SUMMARY|property violated|runtime error|==[0-9]+==' "$log" | head -n 20 | sed 's/^/    /'
+          mkdir -p "$out/artifacts/$t"
+          for c in $crashes; do
+              cp "$c" "$out/artifacts/$t/"
+              echo "    input: $out/artifacts/$t/$(basename "$c")"
+              echo "    reproduce: $bin $out/artifacts/$t/$(basename "$c")"
+          done; } >"$work/$t.result"
+    fi
+    rm -rf "$w"
+}
+for t in "${built[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+    fuzz_one "$t" &
+done
+wait
+for t in "${built[@]}"; do
+    if [ -f "$work/$t.result" ] && head -n 1 "$work/$t.result" | grep -q '^PASS'; then
         pass=$((pass + 1))
     else
         fails=$((fails + 1))
-        echo "FAIL $t (exit $rc, ${execs:-?} execs); log $log"
-        grep -E 'ERROR|SUMMARY|property violated|runtime error|==[0-9]+==' "$log" | head -n 20 | sed 's/^/    /'
-        mkdir -p "$out/artifacts/$t"
-        for c in $crashes; do
-            cp "$c" "$out/artifacts/$t/"
-            echo "    input: $out/artifacts/$t/$(basename "$c")"
-            echo "    reproduce: $bin $out/artifacts/$t/$(basename "$c")"
-        done
+        [ -f "$work/$t.result" ] || echo "FAIL $t (no result)"
     fi
-    rm -rf "$w"
+    [ -f "$work/$t.result" ] && cat "$work/$t.result"
 done
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]
