@@ -5,24 +5,33 @@
  * hidden symbols) or from a libhcomp.so the program loaded (MPICH's hcomp driver in an
  * MPI program run under the adapter). The first is an address-range test; the second
  * (asked only when the file is an hcomp file) finds the object that exports
- * hcomp_file_open. */
+ * hcomp_file_open, and looks for it among all the callers when another interposer
+ * stands between. */
 #include "adapter.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
 static uintptr_t own_lo, own_hi;
 static pthread_once_t own_once = PTHREAD_ONCE_INIT;
 
-static int find_own(struct dl_phdr_info *info, size_t size, void *data)
+/* the PT_LOAD range of the loaded object holding address `at` */
+struct range {
+    uintptr_t at, lo, hi;
+};
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void) size;
-    uintptr_t me = (uintptr_t) data, lo = UINTPTR_MAX, hi = 0;
+    struct range *r = data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
@@ -33,9 +42,9 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *data)
         if (a + ph->p_memsz > hi)
             hi = a + ph->p_memsz;
     }
-    if (me >= lo && me < hi) {
-        own_lo = lo;
-        own_hi = hi;
+    if (r->at >= lo && r->at < hi) {
+        r->lo = lo;
+        r->hi = hi;
         return 1;
     }
     return 0;
@@ -43,7 +52,10 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *data)
 
 static void own_init(void)
 {
-    dl_iterate_phdr(find_own, (void *) (uintptr_t) &own_init);
+    struct range r = {(uintptr_t) &own_init, 0, 0};
+    dl_iterate_phdr(find_range, &r);
+    own_lo = r.lo;
+    own_hi = r.hi;
 }
 
 static __thread int lib_depth;
@@ -67,15 +79,65 @@ int hp_from_self(const void *caller)
     return a >= own_lo && a < own_hi;
 }
 
+/* A libhcomp.so of the program's (MPICH's hcomp driver links it): the object defining
+ * the exported hcomp_file_open (this object's copy is hidden, so dlsym cannot find it).
+ * Looked for until found: Python's mpi4py, for one, loads libmpi late. */
+static _Atomic uintptr_t lib_lo, lib_hi;
+
+static int lib_range(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = atomic_load(&lib_lo);
+    *hi = atomic_load(&lib_hi);
+    if (*hi != 0)
+        return 1;
+    void *sym = dlsym(RTLD_DEFAULT, "hcomp_file_open");
+    struct range r = {(uintptr_t) sym, 0, 0};
+    if (sym == NULL || !dl_iterate_phdr(find_range, &r))
+        return 0;
+    atomic_store(&lib_lo, r.lo);
+    atomic_store(&lib_hi, r.hi);
+    *lo = r.lo;
+    *hi = r.hi;
+    return 1;
+}
+
+#define HP_FRAMES 64
+#define OWN(a) ((uintptr_t) (a) >= own_lo && (uintptr_t) (a) < own_hi)
+
 int hp_from_hcomp(const void *caller)
 {
     if (hp_from_self(caller))
         return 1;
-    /* a libhcomp.so of the program's: the object defining the exported hcomp_file_open
-     * (this object's copy is hidden, so dlsym cannot find it) */
-    void *sym = dlsym(RTLD_DEFAULT, "hcomp_file_open");
-    Dl_info lib, at;
-    return sym && dladdr(sym, &lib) && dladdr(caller, &at) && lib.dli_fbase == at.dli_fbase;
+    uintptr_t lo, hi;
+    int lib = lib_range(&lo, &hi);
+    if (lib && (uintptr_t) caller >= lo && (uintptr_t) caller < hi)
+        return 1;
+    /* Another interposer (Darshan's runtime, a sanitizer's) between libhcomp and this
+     * object calls us itself, hiding the caller's address; so do libhcomp's own worker
+     * threads' calls through it. A call is libhcomp's if libhcomp is anywhere among its
+     * callers: libhcomp calls no code of the program's. Asked only of calls on hcomp
+     * files. */
+    void *frames[HP_FRAMES];
+    int n = backtrace(frames, HP_FRAMES), i = 0;
+    /* on top: this wrapper's frames, under a sanitizer after the frame of its own
+     * backtrace */
+    while (i < n && !OWN(frames[i]))
+        i++;
+    while (i < n && OWN(frames[i]))
+        i++;
+    for (; i < n; i++)
+        if (OWN(frames[i]) || (lib && (uintptr_t) frames[i] >= lo && (uintptr_t) frames[i] < hi))
+            return 1;
+    return 0;
+}
+
+/* the first backtrace loads the unwinder (dlopen): done at start, rather than inside
+ * a wrapped call */
+__attribute__((constructor)) static void detect_init(void)
+{
+    pthread_once(&own_once, own_init);
+    void *frames[2];
+    (void) backtrace(frames, 2);
 }
 
 int hp_fd_is_hcomp(int fd)
