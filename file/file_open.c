@@ -93,12 +93,23 @@ static int load_header(hcomp_file *f, hcomp_error *err)
     if (got < 0)
         return hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
     if (got == 0 && f->writable) {
-        int rc = hcomp_map_new_header(hdr, err, f->path);
+        /* an empty file opened to be written: one header, written by the first of the
+         * openers that come at once (all hold the openers' lock shared; flock is apart
+         * from it, as hcomp_file_adopt_empty and close use it) */
+        while (flock(f->map_fd, LOCK_EX) != 0 && errno == EINTR)
+            ;
+        int rc = HCOMP_OK;
+        got = hcomp_pread_full(f->map_fd, hdr, sizeof(hdr), 0);
+        if (got < 0)
+            rc = hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
+        else if (got == 0 && (rc = hcomp_map_new_header(hdr, err, f->path)) == HCOMP_OK) {
+            if (hcomp_write_full(f->map_fd, hdr, sizeof(hdr)) != 0)
+                rc = hcomp_fail_errno(err, errno, "%s: writing the mapping file header", f->path);
+            got = sizeof(hdr);
+        }
+        flock(f->map_fd, LOCK_UN);
         if (rc != HCOMP_OK)
             return rc;
-        if (hcomp_write_full(f->map_fd, hdr, sizeof(hdr)) != 0)
-            return hcomp_fail_errno(err, errno, "%s: writing the mapping file header", f->path);
-        got = sizeof(hdr);
     }
     int rc = hcomp_map_header_decode(hdr, (size_t) got, &f->hdr, f->path, err);
     if (rc != HCOMP_OK)

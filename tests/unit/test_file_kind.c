@@ -1,6 +1,7 @@
 /* hcomp_file_kind: what a path names (hcomp file, plain file, missing, not regular),
  * without changing it. Damaged mapping files must never be called plain.
- * hcomp_file_adopt_empty: an empty file made an empty hcomp file, nothing else changed. */
+ * hcomp_file_adopt_empty: an empty file made an empty hcomp file, nothing else changed;
+ * and an empty file opened by several writers at once gets one header. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hcomp.h"
@@ -320,12 +322,78 @@ static void test_adopt_empty(void **state)
     assert_int_equal(adopted, 0);
 }
 
+/* Processes that open one empty file to be written at the same moment (library openers,
+ * not the driver, which adopts it first): one header is written, each writes its part,
+ * and every part reads back. Without the lock around it, two wrote a header each. */
+#define AT_ONCE 6
+#define AT_ONCE_ROUNDS 12
+static void test_empty_opened_at_once(void **state)
+{
+    fixture *fx = *state;
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/together.dat", fx->base);
+    for (int round = 0; round < AT_ONCE_ROUNDS; round++) {
+        unlink(p);
+        put(p, "", 0);
+        int go[2];
+        assert_int_equal(pipe(go), 0);
+        pid_t kids[AT_ONCE];
+        for (int i = 0; i < AT_ONCE; i++) {
+            kids[i] = fork();
+            assert_true(kids[i] >= 0);
+            if (kids[i] == 0) {
+                char c;
+                close(go[1]);
+                if (read(go[0], &c, 1) != 0)    /* until the parent closes its end */
+                    _exit(3);
+                hcomp_file *f;
+                hcomp_error err;
+                char part[4096];
+                memset(part, 'a' + i, sizeof(part));
+                if (hcomp_file_open(p, HCOMP_O_RDWR, 0, AT_ONCE, fx->opts, &f, &err) != HCOMP_OK) {
+                    fprintf(stderr, "child %d: %s\n", i, err.msg);
+                    _exit(1);
+                }
+                int rc = hcomp_file_pwrite(f, part, sizeof(part), (uint64_t) i * sizeof(part), &err);
+                if (hcomp_file_close(f, &err) != HCOMP_OK || rc != HCOMP_OK) {
+                    fprintf(stderr, "child %d: %s\n", i, err.msg);
+                    _exit(2);
+                }
+                _exit(0);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        for (int i = 0; i < AT_ONCE; i++) {
+            int status;
+            assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+            assert_true(WIFEXITED(status));
+            if (WEXITSTATUS(status) != 0)
+                fail_msg("round %d: opener %d failed (exit %d)", round, i, WEXITSTATUS(status));
+        }
+        hcomp_file *f;
+        hcomp_error err;
+        assert_int_equal(hcomp_file_open(p, HCOMP_O_RDONLY, 0, 1, fx->opts, &f, &err), HCOMP_OK);
+        uint64_t size = 0, got = 0;
+        assert_int_equal(hcomp_file_size(f, &size, &err), HCOMP_OK);
+        assert_int_equal(size, AT_ONCE * 4096);
+        static char back[AT_ONCE * 4096], want[AT_ONCE * 4096];
+        for (int i = 0; i < AT_ONCE; i++)
+            memset(want + i * 4096, 'a' + i, 4096);
+        assert_int_equal(hcomp_file_pread(f, back, sizeof(back), 0, &got, &err), HCOMP_OK);
+        assert_int_equal(got, sizeof(back));
+        assert_memory_equal(back, want, sizeof(want));
+        assert_int_equal(hcomp_file_close(f, &err), HCOMP_OK);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_stays_hcomp, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_opened_at_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
