@@ -26,8 +26,9 @@
  * MPI_ERR_IO for the others). A file hcomp creates is
  * never empty, not even for a moment (its mapping file is linked into place with its
  * header), so an empty file was made or emptied by something else. Opened read-only it
- * is plain; opened to be written it becomes an hcomp file (hcomp_file_adopt_empty, in
- * place, by this same process before any other opens it): PnetCDF's ncmpi_create
+ * is plain; opened to be written it becomes an hcomp file (hcomp_file_adoptable_empty
+ * here; the header is written in place by the first Open, after the configuration and
+ * tiers are checked, so an open failing on them leaves it empty): PnetCDF's ncmpi_create
  * truncates the file with truncate(2) before its MPI_File_open, so every checkpoint it
  * rewrote would otherwise be stored plain; nothing in an empty file can be lost. A
  * mapping file damaged in its first bytes is
@@ -227,13 +228,15 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         /* an empty file opened to be written (emptied by a library, as PnetCDF's create
          * does, or made by a script) is written as an hcomp file: nothing in it is lost.
          * Not under EXCL (the open fails on the existing file), nor when a hint is bad
-         * (the open fails on it): the file is then left as it is. */
+         * (the open fails on it): the file is then left as it is; so it is when the
+         * configuration or a tier fails the Opens, which write the header after those. */
         int adopted = 0;
         if (kind == HCOMP_FILE_KIND_PLAIN && (access_mode & (ADIO_WRONLY | ADIO_RDWR)) &&
             !(access_mode & ADIO_EXCL) && !(st != NULL && st->has_hint_error) &&
-            hcomp_file_adopt_empty(fd->filename, &adopted, &err) == HCOMP_OK && adopted)
+            hcomp_file_adoptable_empty(fd->filename, &adopted, &err) == HCOMP_OK && adopted)
             kind = HCOMP_FILE_KIND_HCOMP;
-        share = kind == HCOMP_FILE_KIND_HCOMP && replay_shared(fd);
+        /* an adopted file has nothing to replay (its header is written by the first Open) */
+        share = kind == HCOMP_FILE_KIND_HCOMP && !adopted && replay_shared(fd);
     }
     int decided[2] = {kind, share};
     MPI_Bcast(decided, 2, MPI_INT, root, fd->comm);

@@ -12,9 +12,11 @@
  * whose records name them by absolute path (docs/FORMAT.md, SEGMENT), so a rotation such
  * as `mv ckpt ckpt.old; touch ckpt` would lose ckpt.old's data.
  *
- * One process does this before any opens the file (the ROMIO driver's open decision),
- * so no two write a header. It is done only when nobody holds the file: not while an
- * hcomp opener has it open (the openers' lock) or one closes or deletes it (flock). */
+ * It is done only when nobody holds the file: not while an hcomp opener has it open (the
+ * openers' lock) or one closes or deletes it (flock). The ROMIO driver's open decision
+ * asks hcomp_file_adoptable_empty, once, and leaves the header to its opens
+ * (file_open.c, load_header: the first writable one writes it, after the configuration
+ * and the tiers are checked), so an open that fails on those leaves the file empty. */
 #include "file_internal.h"
 #include "common/util.h"
 
@@ -25,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int hcomp_file_adopt_empty(const char *path, int *adopted, hcomp_error *err)
+static int adopt(const char *path, int write_header, int *adopted, hcomp_error *err)
 {
     hcomp_ok(err);
     *adopted = 0;
@@ -52,6 +54,10 @@ int hcomp_file_adopt_empty(const char *path, int *adopted, hcomp_error *err)
         goto out;
     if (fstat(fd, &st) != 0 || st.st_size != 0)
         goto out;
+    if (!write_header) {
+        *adopted = 1;
+        goto out;
+    }
     unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
     if ((rc = hcomp_map_new_header(hdr, err, path)) != HCOMP_OK)
         goto out;
@@ -70,4 +76,14 @@ out:
     flock(fd, LOCK_UN);
     close(fd);
     return rc;
+}
+
+int hcomp_file_adopt_empty(const char *path, int *adopted, hcomp_error *err)
+{
+    return adopt(path, 1, adopted, err);
+}
+
+int hcomp_file_adoptable_empty(const char *path, int *adoptable, hcomp_error *err)
+{
+    return adopt(path, 0, adoptable, err);
 }

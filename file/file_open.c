@@ -70,14 +70,20 @@ static int create_mapping_file(const char *path, mode_t perm, hcomp_error *err)
             return HCOMP_E_EXIST;
         if (e != EPERM && e != ENOTSUP && e != EOPNOTSUPP)
             return hcomp_fail_errno(err, e, "%s: cannot create the mapping file", path);
-        /* no hard links here: fall back to O_EXCL and write the header after */
+        /* no hard links here: fall back to O_EXCL and write the header after, under the
+         * flock load_header takes, unless an opener that found the new file empty has
+         * written one meanwhile */
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, perm);
         if (fd < 0)
             return errno == EEXIST ? HCOMP_E_EXIST
                 : hcomp_fail_errno(err, errno, "%s: cannot create the mapping file", path);
-        rc = hcomp_write_full(fd, hdr, sizeof(hdr)) == 0 ? HCOMP_OK
-            : hcomp_fail_errno(err, errno, "%s: writing the mapping file header", path);
-        close(fd);
+        while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+            ;
+        struct stat st;
+        rc = HCOMP_OK;
+        if ((fstat(fd, &st) != 0 || st.st_size == 0) && hcomp_write_full(fd, hdr, sizeof(hdr)) != 0)
+            rc = hcomp_fail_errno(err, errno, "%s: writing the mapping file header", path);
+        close(fd);      /* lets go of the flock */
         return rc;
     }
     unlink(tmp);

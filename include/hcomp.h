@@ -187,6 +187,11 @@ HCOMP_API const char *hcomp_file_kind_name(int kind);
  * write a file a library or a script has emptied (PnetCDF truncates before it creates):
  * one process, before the others open. */
 HCOMP_API int hcomp_file_adopt_empty(const char *path, int *adopted, hcomp_error *err);
+/* The same test, changing nothing: *adoptable is 1 if hcomp_file_adopt_empty would adopt
+ * the file now. The first writable hcomp_file_open of an empty file writes the header
+ * (one header however many open it at once), after its configuration and tiers are
+ * checked: so an open that fails on them leaves the file as it was. */
+HCOMP_API int hcomp_file_adoptable_empty(const char *path, int *adoptable, hcomp_error *err);
 
 #ifdef __cplusplus
 }

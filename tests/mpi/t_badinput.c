@@ -380,13 +380,29 @@ static void hostile_configs(tctx *t)
               what, cfg, NULL);
         fails(t, t->target, MPI_MODE_RDONLY, ci, MPI_ERR_INFO_VALUE, -1,
               t_fmt("%s, read-only open of an existing file", what), cfg, NULL);
-        MPI_Barrier(MPI_COMM_WORLD);
+        /* an empty file opened to be written, which a good open makes an hcomp file: the
+         * open fails on the configuration and leaves it empty */
         if (t->rank == 0)
+            err = t_write_bytes(t_path(t, ".empty-cfg"), "", 0, 0, 1);
+        MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (err)
+            TFAIL("making %s: %s", t_path(t, ".empty-cfg"), strerror(err));
+        fails(t, t_name(t, ".empty-cfg"), MPI_MODE_CREATE | MPI_MODE_RDWR, ci, MPI_ERR_INFO_VALUE,
+              -1, t_fmt("%s, writable open of an empty file", what), cfg, NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (t->rank == 0) {
             TASSERT(!t_exists(t_path(t, ".new")), "%s: the failed open created the file", what);
+            struct stat sb;
+            TASSERT(stat(t_path(t, ".empty-cfg"), &sb) == 0 && sb.st_size == 0,
+                    "%s: the failed open of an empty file changed it (%lld bytes)", what,
+                    (long long) sb.st_size);
+        }
         MPI_Info_free(&ci);
         free(cs[i].text);
     }
     t_unlink(t, cfg);
+    if (t->rank == 0)
+        unlink(t_path(t, ".empty-cfg"));
     /* a directory as the configuration */
     MPI_Info ci = t_info(t, "hcomp_config", dir, NULL);
     fails(t, t_name(t, ".new"), MPI_MODE_CREATE | MPI_MODE_RDWR, ci, MPI_ERR_INFO_VALUE, -1,

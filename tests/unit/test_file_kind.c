@@ -1,6 +1,7 @@
 /* hcomp_file_kind: what a path names (hcomp file, plain file, missing, not regular),
  * without changing it. Damaged mapping files must never be called plain.
- * hcomp_file_adopt_empty: an empty file made an empty hcomp file, nothing else changed;
+ * hcomp_file_adopt_empty: an empty file made an empty hcomp file, nothing else changed
+ * (hcomp_file_adoptable_empty: the same question, changing nothing);
  * and an empty file opened by several writers at once gets one header. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -249,6 +250,10 @@ static void test_adopt_empty(void **state)
     put(p, "", 0);
     assert_int_equal(chmod(p, 0640), 0);
     assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
+    int adoptable = -1;         /* the driver's question changes nothing */
+    assert_int_equal(hcomp_file_adoptable_empty(p, &adoptable, &err), HCOMP_OK);
+    assert_int_equal(adoptable, 1);
+    assert_int_equal(kind_of(p), HCOMP_FILE_KIND_PLAIN);
     assert_int_equal(hcomp_file_adopt_empty(p, &adopted, &err), HCOMP_OK);
     assert_int_equal(adopted, 1);
     assert_int_equal(kind_of(p), HCOMP_FILE_KIND_HCOMP);
@@ -294,6 +299,8 @@ static void test_adopt_empty(void **state)
     assert_int_equal(truncate(p, 0), 0);
     assert_int_equal(hcomp_file_adopt_empty(p, &adopted, &err), HCOMP_OK);
     assert_int_equal(adopted, 0);
+    assert_int_equal(hcomp_file_adoptable_empty(p, &adoptable, &err), HCOMP_OK);
+    assert_int_equal(adoptable, 0);
     assert_int_equal(stat(p, &st), 0);
     assert_int_equal(st.st_size, 0);
     assert_true(is_dir(new_dir));
@@ -313,6 +320,8 @@ static void test_adopt_empty(void **state)
     assert_int_equal(symlink(e, l), 0);
     assert_int_equal(hcomp_file_adopt_empty(l, &adopted, &err), HCOMP_OK);
     assert_int_equal(adopted, 0);
+    assert_int_equal(hcomp_file_adoptable_empty(l, &adoptable, &err), HCOMP_OK);
+    assert_int_equal(adoptable, 0);
     assert_int_equal(kind_of(e), HCOMP_FILE_KIND_PLAIN);
     snprintf(q, sizeof(q), "%s/missing.dat", fx->base);
     assert_int_equal(hcomp_file_adopt_empty(q, &adopted, &err), HCOMP_OK);
