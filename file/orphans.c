@@ -181,9 +181,10 @@ int hcomp_orphans(const char *dir, int remove, const hcomp_tool_io *io,
         else
             nc++;
     }
-    /* 2. the ids of the hcomp files there */
+    /* 2. the ids of the hcomp files there (counted also when no directory needs them:
+     * the count is reported) */
     rewinddir(d);
-    while (rc == HCOMP_OK && nc > 0 && (e = readdir(d)) != NULL) {
+    while (rc == HCOMP_OK && (e = readdir(d)) != NULL) {
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
             continue;
         char hex[17];

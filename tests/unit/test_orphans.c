@@ -160,6 +160,19 @@ static void test_orphans(void **state)
 
     assert_int_equal(hcomp_orphans(fx->base, 1, NULL, &r, &err), HCOMP_OK);
     assert_int_equal(r.orphans, 0);
+    /* hcomp files with no segment directory beside them (all their data on other tiers,
+     * or none) are counted too */
+    snprintf(q, sizeof(q), "%s/sub", fx->base);
+    assert_int_equal(mkdir(q, 0700), 0);
+    snprintf(p, sizeof(p), "%s/sub/empty.nc", fx->base);
+    FILE *e = fopen(p, "w");
+    assert_non_null(e);
+    assert_int_equal(fclose(e), 0);
+    assert_int_equal(hcomp_file_adopt_empty(p, &adopted, &err), HCOMP_OK);
+    assert_int_equal(adopted, 1);
+    assert_int_equal(hcomp_orphans(q, 0, NULL, &r, &err), HCOMP_OK);
+    assert_int_equal(r.files, 1);
+    assert_int_equal(r.orphans, 0);
     snprintf(p, sizeof(p), "%s/nowhere", fx->base);
     assert_int_not_equal(hcomp_orphans(p, 0, NULL, &r, &err), HCOMP_OK);
     assert_non_null(strstr(err.msg, "nowhere"));
