@@ -54,23 +54,10 @@ static int adopt(const char *path, int write_header, int *adopted, hcomp_error *
         goto out;
     if (fstat(fd, &st) != 0 || st.st_size != 0)
         goto out;
-    if (!write_header) {
+    if (!write_header)
         *adopted = 1;
-        goto out;
-    }
-    unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
-    if ((rc = hcomp_map_new_header(hdr, err, path)) != HCOMP_OK)
-        goto out;
-    if (pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr)) {
-        int e = errno ? errno : EIO;
-        rc = hcomp_fail_errno(err, e, "%s: writing a mapping-file header into the empty file",
-                              path);
-        if (ftruncate(fd, 0) != 0) {
-            /* a partial header stays: the open that follows fails on it and says so */
-        }
-        goto out;
-    }
-    *adopted = 1;
+    else
+        rc = hcomp_map_header_if_empty(fd, path, adopted, err);
 out:
     hcomp_open_unlock(fd);
     flock(fd, LOCK_UN);

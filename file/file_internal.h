@@ -262,6 +262,10 @@ int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint
 /* file/file_open.c: a new mapping-file header (a random file id, the time now) */
 int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err,
                          const char *path);
+/* file/file_open.c: the file of fd, if still empty, given a new header (*wrote 1). The
+ * caller holds flock(LOCK_EX) on it, so that openers of one empty file write one header
+ * (creating without hard links, adopting an emptied file, the first writable open). */
+int hcomp_map_header_if_empty(int fd, const char *path, int *wrote, hcomp_error *err);
 
 /* file/open_lock.c: the openers' lock on the mapping file (0, or -1 with errno) */
 int hcomp_open_lock_shared(int fd);          /* waits while a reclaim runs */

@@ -35,6 +35,31 @@ int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *
     return HCOMP_OK;
 }
 
+int hcomp_map_header_if_empty(int fd, const char *path, int *wrote, hcomp_error *err)
+{
+    *wrote = 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return hcomp_fail_errno(err, errno, "%s: cannot look at the mapping file", path);
+    if (st.st_size != 0)
+        return HCOMP_OK;
+    unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
+    int rc = hcomp_map_new_header(hdr, err, path);
+    if (rc != HCOMP_OK)
+        return rc;
+    /* offset 0, also through an O_APPEND descriptor: the file is empty */
+    if (pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr)) {
+        rc = hcomp_fail_errno(err, errno ? errno : EIO, "%s: writing the mapping file header",
+                              path);
+        if (ftruncate(fd, 0) != 0) {
+            /* a partial header stays: the next open fails on it and says so */
+        }
+        return rc;
+    }
+    *wrote = 1;
+    return HCOMP_OK;
+}
+
 /* Create the mapping file with its header in one step: write a temporary file
  * and link(2) it into place, so no other opener ever sees a file without a
  * header, and exclusive creation is decided by the link. Returns HCOMP_OK,
@@ -79,10 +104,8 @@ static int create_mapping_file(const char *path, mode_t perm, hcomp_error *err)
                 : hcomp_fail_errno(err, errno, "%s: cannot create the mapping file", path);
         while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
             ;
-        struct stat st;
-        rc = HCOMP_OK;
-        if ((fstat(fd, &st) != 0 || st.st_size == 0) && hcomp_write_full(fd, hdr, sizeof(hdr)) != 0)
-            rc = hcomp_fail_errno(err, errno, "%s: writing the mapping file header", path);
+        int wrote;
+        rc = hcomp_map_header_if_empty(fd, path, &wrote, err);
         close(fd);      /* lets go of the flock */
         return rc;
     }
@@ -104,15 +127,9 @@ static int load_header(hcomp_file *f, hcomp_error *err)
          * from it, as hcomp_file_adopt_empty and close use it) */
         while (flock(f->map_fd, LOCK_EX) != 0 && errno == EINTR)
             ;
-        int rc = HCOMP_OK;
-        got = hcomp_pread_full(f->map_fd, hdr, sizeof(hdr), 0);
-        if (got < 0)
+        int wrote, rc = hcomp_map_header_if_empty(f->map_fd, f->path, &wrote, err);
+        if (rc == HCOMP_OK && (got = hcomp_pread_full(f->map_fd, hdr, sizeof(hdr), 0)) < 0)
             rc = hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
-        else if (got == 0 && (rc = hcomp_map_new_header(hdr, err, f->path)) == HCOMP_OK) {
-            if (hcomp_write_full(f->map_fd, hdr, sizeof(hdr)) != 0)
-                rc = hcomp_fail_errno(err, errno, "%s: writing the mapping file header", f->path);
-            got = sizeof(hdr);
-        }
         flock(f->map_fd, LOCK_UN);
         if (rc != HCOMP_OK)
             return rc;
