@@ -1,5 +1,6 @@
 # Shared by the suites that run other projects' test programs on hcomp: files
-# (tests/hdf5par, tests/pnetcdf): sourced, not run.
+# (tests/hdf5par, tests/pnetcdf) and by those that run many slow checkers two at a time
+# (tests/valgrind, tests/fuzz): sourced, not run.
 #
 #   suite_workspace TAG KEEP   a work directory $WORK (TMPDIR) and a private RAM tier
 #                              directory $RAM (/dev/shm when there is one), removed at
@@ -9,6 +10,12 @@
 #                              count and print "PASS NAME" (OK 0) or "FAIL NAME" and the
 #                              end of LOG (the lines around PATTERN if given)
 #   suite_summary              print "N passed, N failed"; the status is 0 if none failed
+#   suite_parallel JOBS FUNC ITEM...
+#                              FUNC ITEM for every ITEM, JOBS at a time in the background;
+#                              returns when all are done (each FUNC writes its own result)
+#   suite_results DIR NAME...  print DIR/NAME.result (its first line "PASS ..." or "FAIL
+#                              ...", then any detail) for every NAME in the order given,
+#                              and count it; a missing one is a failure
 
 suite_workspace() {
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-$1.XXXXXX") || exit 2
@@ -42,4 +49,30 @@ suite_report() {
 suite_summary() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" = 0 ]
+}
+
+suite_parallel() {
+    local jobs=$1 func=$2 item
+    shift 2
+    for item in "$@"; do
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+        "$func" "$item" &
+    done
+    wait
+}
+
+suite_results() {
+    local dir=$1 name r
+    shift
+    for name in "$@"; do
+        r=$dir/$name.result
+        if [ -f "$r" ] && head -n 1 "$r" | grep -q '^PASS'; then
+            PASSED=$((PASSED + 1))
+        else
+            FAILED=$((FAILED + 1))
+            [ -f "$r" ] || echo "FAIL $name (no result)"
+        fi
+        [ -f "$r" ] && cat "$r"
+    done
+    return 0
 }

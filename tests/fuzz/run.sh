@@ -147,19 +147,8 @@ fuzz_one() { # target: writes $work/TARGET.result (first line PASS or FAIL)
     fi
     rm -rf "$w"
 }
-for t in "${built[@]}"; do
-    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
-    fuzz_one "$t" &
-done
-wait
-for t in "${built[@]}"; do
-    if [ -f "$work/$t.result" ] && head -n 1 "$work/$t.result" | grep -q '^PASS'; then
-        pass=$((pass + 1))
-    else
-        fails=$((fails + 1))
-        [ -f "$work/$t.result" ] || echo "FAIL $t (no result)"
-    fi
-    [ -f "$work/$t.result" ] && cat "$work/$t.result"
-done
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+. "$repo/tests/suite-lib.sh"
+suite_parallel 2 fuzz_one "${built[@]}"
+PASSED=$pass FAILED=$fails
+suite_results "$work" "${built[@]}"
+suite_summary

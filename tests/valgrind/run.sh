@@ -78,22 +78,8 @@ run_one() { # program path: writes $logs/NAME.result (first line PASS or FAIL)
 slow="test_engine test_codecs test_analyzer test_reclaim test_seed test_file"
 ordered=$(for s in $slow; do for p in $progs; do [ "$(basename "$p")" = "$s" ] && echo "$p"; done; done
           for p in $progs; do [[ " $slow " == *" $(basename "$p") "* ]] || echo "$p"; done)
-for p in $ordered; do
-    rm -f "$logs/$(basename "$p").result"
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    run_one "$p" &
-done
-wait
-pass=0 fails=0
-for p in $progs; do
-    r="$logs/$(basename "$p").result"
-    if [ -f "$r" ] && head -n 1 "$r" | grep -q '^PASS'; then
-        pass=$((pass + 1))
-    else
-        fails=$((fails + 1))
-        [ -f "$r" ] || echo "FAIL $(basename "$p") (no result)"
-    fi
-    [ -f "$r" ] && cat "$r"
-done
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+for p in $ordered; do rm -f "$logs/$(basename "$p").result"; done
+. "$repo/tests/suite-lib.sh"
+suite_parallel "$jobs" run_one $ordered
+suite_results "$logs" $(for p in $progs; do basename "$p"; done)
+suite_summary
