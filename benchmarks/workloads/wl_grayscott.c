@@ -24,11 +24,20 @@
  * the last checkpoint, each rank a band of x, with a subarray view) recompute them from
  * the bytes read: any byte wrong fails the run.
  *
- * usage: wl_grayscott FILE [--grid G] [--ckpts C] [--every K] [common options]
+ * Phases (--phase): all (the default) writes, then reads back in the same process; write
+ * only writes (and prints the written sums' checks as a run of all would); restart is a
+ * new job restarting from the file an earlier `--phase write` of the same G, C and K left:
+ * it computes the same steps without writing (to know what the checkpoints must hold; not
+ * timed), then reads every checkpoint through its views (timed, checked), so that a
+ * benchmark can empty the page cache between the two jobs (scripts/bench-reads).
+ *
+ * usage: wl_grayscott FILE [--grid G] [--ckpts C] [--every K] [--phase all|write|restart]
+ *                     [common options]
  *   G: global grid side (default 64), C: checkpoints (default 3), K: steps between them
  *   (default 20); the first checkpoint is after K steps
- * RESULT: bytes (logical bytes written), write_s (open + checkpoint writes + close),
- * read_s (restart read of all checkpoints), slice_s, slice_bytes, compute_s */
+ * RESULT: bytes (logical bytes of the checkpoints), write_s (open + checkpoint writes +
+ * close; 0 in a restart), read_s (restart read of all checkpoints; 0 in a write phase),
+ * slice_s, slice_bytes (phase all only), compute_s */
 #include "wl_common.h"
 
 #include <stdlib.h>
@@ -126,22 +135,106 @@ static uint64_t allsum(uint64_t v)
     return s;
 }
 
+/* restart read: every checkpoint through the views it was written with, into buf (a
+ * ghosted array of cells doubles), each field checked against want; the time of open,
+ * reads and close */
+static double restart_read(wl_common *c, MPI_Datatype ftype, MPI_Datatype mtype, double *buf,
+                           size_t cells, MPI_Offset field_bytes, int ckpts, const uint64_t *want)
+{
+    double t_read = 0, t0 = wl_sync_time();
+    MPI_File fh = wl_open(c, MPI_MODE_RDONLY);
+    t_read += wl_sync_time() - t0;
+    for (int ck = 0; ck < ckpts; ck++)
+        for (int f = 0; f < 2; f++) {
+            memset(buf, 0, cells * 8);
+            t0 = wl_sync_time();
+            wl_mpi(MPI_File_set_view(fh, (2 * ck + f) * field_bytes, MPI_DOUBLE, ftype, "native", c->info),
+                   "MPI_File_set_view");
+            wl_mpi(MPI_File_read_all(fh, buf, 1, mtype, MPI_STATUS_IGNORE), "MPI_File_read_all");
+            t_read += wl_sync_time() - t0;
+            if (allsum(box_sum(buf, 1, lo, ln, f, ck)) != want[2 * ck + f])
+                wl_verify_failed("restart read: checkpoint %d field %s differs from what was written",
+                                 ck, f ? "v" : "u");
+        }
+    t0 = wl_sync_time();
+    wl_close(c, &fh);
+    return t_read + wl_sync_time() - t0;
+}
+
+/* analysis: the plane y = G/2 of checkpoint last (whose fields are u and v), each rank a
+ * band of x; its expected sums are the written points of that plane. The time of open,
+ * reads, checks and close; *touched: the bytes all ranks read from storage */
+static double slice_read(wl_common *c, const double *u, const double *v, MPI_Offset field_bytes,
+                         int last, long long *touched)
+{
+    int gsz[3] = {G, G, G};
+    int sl_st[3], sl_n[3] = {0, 1, G}, ow_st[3] = {lo[0], G / 2, lo[2]}, ow_n[3] = {ln[0], 1, ln[2]};
+    split(G, wl_size, wl_rank, &sl_st[0], &sl_n[0]);
+    sl_st[1] = G / 2;
+    sl_st[2] = 0;
+    uint64_t want_slice[2] = {0, 0};
+    if (G / 2 >= lo[1] && G / 2 < lo[1] + ln[1]) {
+        /* this rank owns part of the plane: hash its points (from the live arrays) */
+        double *plane = malloc((size_t) ln[0] * (size_t) ln[2] * 8);
+        if (plane == NULL)
+            wl_die("out of memory");
+        for (int f = 0; f < 2; f++) {
+            size_t q = 0;
+            for (int i = 0; i < ln[0]; i++)
+                for (int k = 0; k < ln[2]; k++)
+                    plane[q++] = (f ? v : u)[IDX(i + 1, G / 2 - lo[1] + 1, k + 1)];
+            want_slice[f] = box_sum(plane, 0, ow_st, ow_n, f, last);
+        }
+        free(plane);
+    }
+    want_slice[0] = allsum(want_slice[0]);
+    want_slice[1] = allsum(want_slice[1]);
+    MPI_Datatype stype;
+    MPI_Type_create_subarray(3, gsz, sl_n, sl_st, MPI_ORDER_C, MPI_DOUBLE, &stype);
+    MPI_Type_commit(&stype);
+    double *slice = malloc(((size_t) sl_n[0] * (size_t) G + 1) * 8);
+    if (slice == NULL)
+        wl_die("out of memory");
+    long long rc0 = wl_rchar();
+    double t0 = wl_sync_time();
+    MPI_File fh = wl_open(c, MPI_MODE_RDONLY);
+    for (int f = 0; f < 2; f++) {
+        wl_mpi(MPI_File_set_view(fh, (2 * last + f) * field_bytes, MPI_DOUBLE, stype, "native", c->info),
+               "MPI_File_set_view");
+        wl_mpi(MPI_File_read_all(fh, slice, sl_n[0] * G, MPI_DOUBLE, MPI_STATUS_IGNORE), "MPI_File_read_all");
+        if (allsum(box_sum(slice, 0, sl_st, sl_n, f, last)) != want_slice[f])
+            wl_verify_failed("slice read: plane y=%d of field %s differs from what was written", G / 2,
+                             f ? "v" : "u");
+    }
+    wl_close(c, &fh);
+    double t = wl_sync_time() - t0;   /* includes the (cheap, 2 x G^2 points) hash check */
+    *touched = wl_sum_ll(wl_rchar() - rc0);
+    MPI_Type_free(&stype);
+    free(slice);
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     wl_common c;
-    wl_init(&argc, &argv, &c, "[--grid G] [--ckpts C] [--every K]");
+    wl_init(&argc, &argv, &c, "[--grid G] [--ckpts C] [--every K] [--phase all|write|restart]");
     G = 64;
     int ckpts = 3, every = 20;
+    const char *phase = "all";
     for (int i = 2; i < argc; i++) {
         if (wl_common_opt(argc, argv, &i, &c))
             continue;
         if (strcmp(argv[i], "--grid") == 0) G = atoi(wl_optval(argc, argv, &i));
         else if (strcmp(argv[i], "--ckpts") == 0) ckpts = atoi(wl_optval(argc, argv, &i));
         else if (strcmp(argv[i], "--every") == 0) every = atoi(wl_optval(argc, argv, &i));
+        else if (strcmp(argv[i], "--phase") == 0) phase = wl_optval(argc, argv, &i);
         else wl_die("unknown option %s", argv[i]);
     }
     if (G < 8 || ckpts < 1 || every < 1 || (double) G * G * G * 8 > 2e9 * wl_size)
         wl_die("need --grid >= 8 (and a block under 2 GB per rank), --ckpts >= 1, --every >= 1");
+    int do_write = strcmp(phase, "restart") != 0, do_read = strcmp(phase, "write") != 0;
+    if (strcmp(phase, "all") != 0 && !(do_write ^ do_read))
+        wl_die("--phase %s: expected all, write or restart", phase);
     int periods[3] = {1, 1, 1};
     MPI_Dims_create(wl_size, 3, dims);
     MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
@@ -179,7 +272,9 @@ int main(int argc, char **argv)
     uint64_t *want = calloc((size_t) ckpts * 2, sizeof(uint64_t));
 
     double t_io = 0, t_comp = 0, t0 = wl_sync_time();
-    MPI_File fh = wl_open(&c, MPI_MODE_CREATE | MPI_MODE_WRONLY);
+    MPI_File fh = MPI_FILE_NULL;
+    if (do_write)
+        fh = wl_open(&c, MPI_MODE_CREATE | MPI_MODE_WRONLY);
     t_io += wl_sync_time() - t0;
     for (int ck = 0; ck < ckpts; ck++) {
         double tc = MPI_Wtime();
@@ -192,7 +287,7 @@ int main(int argc, char **argv)
         }
         t_comp += MPI_Wtime() - tc;
         t0 = wl_sync_time();
-        for (int f = 0; f < 2; f++) {
+        for (int f = 0; f < 2 && do_write; f++) {
             wl_mpi(MPI_File_set_view(fh, (2 * ck + f) * field_bytes, MPI_DOUBLE, ftype, "native", c.info),
                    "MPI_File_set_view");
             wl_mpi(MPI_File_write_all(fh, f ? v : u, 1, mtype, MPI_STATUS_IGNORE), "MPI_File_write_all");
@@ -201,72 +296,20 @@ int main(int argc, char **argv)
         want[2 * ck] = allsum(box_sum(u, 1, lo, ln, 0, ck));
         want[2 * ck + 1] = allsum(box_sum(v, 1, lo, ln, 1, ck));
     }
-    t0 = wl_sync_time();
-    wl_close(&c, &fh);
-    t_io += wl_sync_time() - t0;
-
-    /* restart read: every checkpoint through the same views */
-    double t_read = 0;
-    t0 = wl_sync_time();
-    fh = wl_open(&c, MPI_MODE_RDONLY);
-    t_read += wl_sync_time() - t0;
-    for (int ck = 0; ck < ckpts; ck++)
-        for (int f = 0; f < 2; f++) {
-            memset(u2, 0, cells * 8);
-            t0 = wl_sync_time();
-            wl_mpi(MPI_File_set_view(fh, (2 * ck + f) * field_bytes, MPI_DOUBLE, ftype, "native", c.info),
-                   "MPI_File_set_view");
-            wl_mpi(MPI_File_read_all(fh, u2, 1, mtype, MPI_STATUS_IGNORE), "MPI_File_read_all");
-            t_read += wl_sync_time() - t0;
-            if (allsum(box_sum(u2, 1, lo, ln, f, ck)) != want[2 * ck + f])
-                wl_verify_failed("restart read: checkpoint %d field %s differs from what was written",
-                                 ck, f ? "v" : "u");
-        }
-    t0 = wl_sync_time();
-    wl_close(&c, &fh);
-    t_read += wl_sync_time() - t0;
-
-    /* analysis: the plane y = G/2 of the last checkpoint, each rank a band of x; its
-     * expected sums are the written points of that plane */
-    int sl_st[3], sl_n[3] = {0, 1, G}, ow_st[3] = {lo[0], G / 2, lo[2]}, ow_n[3] = {ln[0], 1, ln[2]};
-    split(G, wl_size, wl_rank, &sl_st[0], &sl_n[0]);
-    sl_st[1] = G / 2;
-    sl_st[2] = 0;
-    uint64_t want_slice[2] = {0, 0};
-    int last = ckpts - 1;
-    if (G / 2 >= lo[1] && G / 2 < lo[1] + ln[1]) {
-        /* this rank owns part of the plane: hash its points (from the live arrays) */
-        double *plane = malloc((size_t) ln[0] * (size_t) ln[2] * 8);
-        for (int f = 0; f < 2; f++) {
-            size_t q = 0;
-            for (int i = 0; i < ln[0]; i++)
-                for (int k = 0; k < ln[2]; k++)
-                    plane[q++] = (f ? v : u)[IDX(i + 1, G / 2 - lo[1] + 1, k + 1)];
-            want_slice[f] = box_sum(plane, 0, ow_st, ow_n, f, last);
-        }
-        free(plane);
+    if (do_write) {
+        t0 = wl_sync_time();
+        wl_close(&c, &fh);
+        t_io += wl_sync_time() - t0;
+    } else {
+        t_io = 0;       /* a restart wrote nothing */
     }
-    want_slice[0] = allsum(want_slice[0]);
-    want_slice[1] = allsum(want_slice[1]);
-    MPI_Datatype stype;
-    MPI_Type_create_subarray(3, gsz, sl_n, sl_st, MPI_ORDER_C, MPI_DOUBLE, &stype);
-    MPI_Type_commit(&stype);
-    double *slice = malloc(((size_t) sl_n[0] * (size_t) G + 1) * 8);
-    double t_slice = 0;
-    long long rc0 = wl_rchar();
-    t0 = wl_sync_time();
-    fh = wl_open(&c, MPI_MODE_RDONLY);
-    for (int f = 0; f < 2; f++) {
-        wl_mpi(MPI_File_set_view(fh, (2 * last + f) * field_bytes, MPI_DOUBLE, stype, "native", c.info),
-               "MPI_File_set_view");
-        wl_mpi(MPI_File_read_all(fh, slice, sl_n[0] * G, MPI_DOUBLE, MPI_STATUS_IGNORE), "MPI_File_read_all");
-        if (allsum(box_sum(slice, 0, sl_st, sl_n, f, last)) != want_slice[f])
-            wl_verify_failed("slice read: plane y=%d of field %s differs from what was written", G / 2,
-                             f ? "v" : "u");
-    }
-    wl_close(&c, &fh);
-    t_slice = wl_sync_time() - t0;   /* includes the (cheap, 2 x G^2 points) hash check */
-    long long touched = wl_sum_ll(wl_rchar() - rc0);
+
+    double t_read = 0, t_slice = 0;
+    long long touched = 0;
+    if (do_read)
+        t_read = restart_read(&c, ftype, mtype, u2, cells, field_bytes, ckpts, want);
+    if (do_read && do_write)    /* after a restart the slice read would find the cache warm */
+        t_slice = slice_read(&c, u, v, field_bytes, ckpts - 1, &touched);
 
     /* a sanity figure on the physics: the mean of v (patterns grow from the seed cube) */
     double vs = 0, vsum = 0;
@@ -278,14 +321,13 @@ int main(int argc, char **argv)
 
     wl_result_begin("grayscott", &c);
     wl_result_kv("bytes=%lld write_s=%.6f read_s=%.6f", (long long) (2 * ckpts * field_bytes), t_io, t_read);
-    wl_result_kv("slice_s=%.6f slice_bytes=%lld touched=%lld", t_slice, (long long) G * G * 16, touched);
+    wl_result_kv("phase=%s slice_s=%.6f slice_bytes=%lld touched=%lld", phase, t_slice,
+                 (long long) (t_slice > 0 ? G : 0) * G * 16, touched);
     wl_result_kv("compute_s=%.3f grid=%d ckpts=%d every=%d mean_v=%.6f", t_comp, G, ckpts, every,
                  vsum / ((double) G * G * G));
     wl_result_end();
-    MPI_Type_free(&stype);
     MPI_Type_free(&ftype);
     MPI_Type_free(&mtype);
-    free(slice);
     free(want);
     free(u); free(v); free(u2); free(v2);
     MPI_Comm_free(&cart);
