@@ -2,8 +2,9 @@
 # Smoke test of the benchmark workloads (benchmarks/workloads/): builds every program and
 # runs each at a tiny size with 2 ranks on hcomp: and on ufs: (the control), so that the
 # programs behind scripts/bench cannot rot. A run passes when it exits 0, prints its
-# "RESULT workload=..." line and no "VERIFY FAILED". One negative check makes sure the
-# verification bites: a reader of a file with one flipped byte must fail.
+# "RESULT workload=..." line and no "VERIFY FAILED". Two negative checks make sure the
+# verification bites: a reader of a file with one flipped byte must fail, and so must a
+# Gray-Scott restart that expects other checkpoints than the file holds.
 #
 # usage: tests/bench-smoke/run.sh PREFIX
 #
@@ -87,6 +88,8 @@ for fs in hcomp ufs; do
     run "bdcats var $fs" wl_bdcats "$fs:$d/vpic.dat" --total 64K --steps 2 --mode var --var 3 --step 1
     run "bdcats subset $fs" wl_bdcats "$fs:$d/vpic.dat" --total 64K --steps 2 --mode subset --frac 0.05 --run 256
     run "grayscott $fs" wl_grayscott "$fs:$d/gs.dat" --grid 24 --ckpts 2 --every 5
+    run "grayscott write $fs" wl_grayscott "$fs:$d/gs2.dat" --grid 24 --ckpts 2 --every 5 --phase write --sync
+    run "grayscott restart $fs" wl_grayscott "$fs:$d/gs2.dat" --grid 24 --ckpts 2 --every 5 --phase restart
     run "indep seq smooth 4K $fs" wl_indep "$fs:$d/i1.dat" --block 4K --count 32 --pattern seq
     run "indep random random 64K $fs" wl_indep "$fs:$d/i2.dat" --block 64K --count 8 --pattern random --data random
     run "random $fs" wl_random "$fs:$d/r.dat" --block 256K --steps 2 --hint hcomp_codec=auto
@@ -115,6 +118,18 @@ if [ -f "$WORK/ufs/vpic.dat" ]; then
     fi
 else
     fail "verification bites: no ufs VPIC file to damage"
+fi
+
+# negative check: a restart that computes other steps than the writer's must not match
+n=$((n + 1))
+log=$WORK/run$n.log
+rc=0
+timeout -k 5 "$TIMEOUT" "$MPIEXEC" -n 2 "$BIN/wl_grayscott" "hcomp:$WORK/hcomp/gs2.dat" --grid 24 --ckpts 2 \
+    --every 6 --phase restart < /dev/null > "$log" 2>&1 || rc=$?
+if [ $rc -ne 0 ] && grep -q "VERIFY FAILED" "$log" && ! grep -q "^RESULT" "$log"; then
+    pass "verification bites: a restart expecting other checkpoints fails wl_grayscott (exit $rc)"
+else
+    fail "verification bites: wl_grayscott's restart accepted checkpoints it did not expect (exit $rc)" "$log"
 fi
 
 echo "$PASSED passed, $FAILED failed"
