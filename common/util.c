@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <libdeflate.h>
@@ -95,6 +97,30 @@ int hcomp_fail_errno(hcomp_error *err, int errnum, const char *fmt, ...)
 uint32_t hcomp_crc32(const void *buf, size_t len)
 {
     return libdeflate_crc32(0, buf, len);
+}
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451  /* the same number on every architecture (Linux 6.5) */
+#endif
+#define ADVISE_PROBE_FROM (64u << 10)
+
+/* Whether the page holding byte off of fd is in the page cache: cachestat(2) counts what
+ * is there without reading anything (a read with RWF_NOWAIT would start read-ahead around
+ * a missing page); 0 where the kernel does not have it or refuses (EPERM on files the
+ * caller may neither write nor own, since 6.x). */
+static int page_cached(int fd, uint64_t off)
+{
+    struct { uint64_t off, len; } range = {off & ~(uint64_t) 4095, 4096};
+    struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } st;
+    return syscall(__NR_cachestat, fd, &range, &st, 0) == 0 && st.nr_cache > 0;
+}
+
+int hcomp_advise_willneed(int fd, uint64_t off, uint64_t len)
+{
+    if (len >= ADVISE_PROBE_FROM && page_cached(fd, off + len - 1) &&
+        page_cached(fd, off + len / 2) && page_cached(fd, off))
+        return 0;
+    return posix_fadvise(fd, (off_t) off, (off_t) len, POSIX_FADV_WILLNEED) == 0 ? 1 : -1;
 }
 
 int hcomp_random_bytes(void *buf, size_t len)

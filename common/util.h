@@ -58,6 +58,12 @@ static inline uint64_t hcomp_get_u64(const unsigned char *p)
 
 /* CRC-32 (zlib's) of a buffer of any size. */
 uint32_t hcomp_crc32(const void *buf, size_t len);
+/* posix_fadvise(POSIX_FADV_WILLNEED) of [off, off + len) of fd, unless the range is 64 KiB or
+ * more and its first, middle and last pages are in the page cache already (cachestat(2),
+ * Linux 6.5): the advice then only walks the cached pages (about 7 us a MiB here), which is
+ * a tenth of a warm read's time. Returns 1 advised, 0 left alone as cached, -1 the advice
+ * failed. Where the kernel cannot say (older kernels, EPERM), it advises. */
+int hcomp_advise_willneed(int fd, uint64_t off, uint64_t len);
 /* Random bytes from the kernel (getrandom), for file and segment ids. */
 int hcomp_random_bytes(void *buf, size_t len);
 /* This process's node: $HCOMP_NODE if set (to simulate nodes on one machine), else the

@@ -34,6 +34,9 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     if (s->block_advice_bytes)
         fprintf(out, "  advised before their pieces' tables were read: %llu stored bytes\n",
                 (unsigned long long) s->block_advice_bytes);
+    if (s->advice_cached_bytes)
+        fprintf(out, "  not advised, in the page cache already: %llu stored bytes\n",
+                (unsigned long long) s->advice_cached_bytes);
     if (s->overwritten_freed || s->t_punch > 0)
         fprintf(out, "  freed as writes overwrote pieces: %llu bytes in %.6f s\n",
                 (unsigned long long) s->overwritten_freed, s->t_punch);
@@ -88,6 +91,8 @@ char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
     json_object_set_new(o, "readahead_bytes", json_integer((json_int_t) s->readahead_bytes));
     json_object_set_new(o, "block_advice_bytes",
                         json_integer((json_int_t) s->block_advice_bytes));
+    json_object_set_new(o, "advice_cached_bytes",
+                        json_integer((json_int_t) s->advice_cached_bytes));
     json_object_set_new(o, "write_seconds", json_real(s->t_write));
 #define HCOMP_TIME_JSON(name, desc) json_object_set_new(o, #name "_seconds", json_real(s->t_##name));
     HCOMP_TIME_LIST(HCOMP_TIME_JSON)

@@ -38,6 +38,8 @@ typedef struct hcomp_file_stats {
                                        (hcomp_flush_after), ahead of any sync */
     uint64_t block_advice_bytes;    /* stored bytes of blocks advised before their piece's
                                        table was read (places known or guessed) */
+    uint64_t advice_cached_bytes;   /* of the bytes advised (those two and each read's own
+                                       window), those not advised: in the page cache already */
     double t_sync_move;         /* the time those copies took */
     /* reclaiming at close (the file layer's, counted here to be printed with the rest) */
     uint64_t overwritten_freed; /* blocks of overwritten pieces punched out after writes */

@@ -413,8 +413,11 @@ static void advise_blocks(hcomp_file *f, const hcomp_piece *p, uint32_t lo, uint
     if (f->opts.read_ahead == 0 || hcomp_piece_blocks_place(p, lo, hi, &a, &b, &blocks) != 0 ||
         hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
         return;
-    if (posix_fadvise(s->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED) == 0)
+    int rc = hcomp_advise_willneed(s->fd, a, b - a);
+    if (rc >= 0)
         f->stats.block_advice_bytes += b - a;
+    if (rc == 0)
+        f->stats.advice_cached_bytes += b - a;
 }
 
 /* The block table of framed piece idx, which a read wants logical bytes [lo, hi) of: from
@@ -789,7 +792,8 @@ static void advise_window(hcomp_file *f, const read_window *w)
                 b = f->units[k].at + f->units[k].stored;
             k++;
         }
-        (void) posix_fadvise(u->fd, (off_t) a, (off_t) (b - a), POSIX_FADV_WILLNEED);
+        if (hcomp_advise_willneed(u->fd, a, b - a) == 0)
+            f->stats.advice_cached_bytes += b - a;
     }
 }
 

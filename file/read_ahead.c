@@ -31,6 +31,7 @@
  * whole piece would cost more I/O than they do). A run longer than the pattern's, or
  * another stride or length, ends the pattern. */
 #include "file_internal.h"
+#include "common/util.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -114,8 +115,11 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to, int most_only)
                 m.hi = r[i].hi;
             i++;
         }
-        if (posix_fadvise(m.fd, (off_t) m.lo, (off_t) (m.hi - m.lo), POSIX_FADV_WILLNEED) == 0)
+        int rc = hcomp_advise_willneed(m.fd, m.lo, m.hi - m.lo);
+        if (rc >= 0)
             f->stats.readahead_bytes += m.hi - m.lo;
+        if (rc == 0)
+            f->stats.advice_cached_bytes += m.hi - m.lo;
     }
     free(r);
 }

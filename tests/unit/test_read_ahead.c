@@ -7,7 +7,8 @@
  * nothing beyond the window; with the hint at 0, or with reads that are not sequential,
  * nothing is advised. Strided reads (one piece every fourth) bring the pattern's next reads
  * and nothing between them. Where the page cache cannot be emptied (a segment on tmpfs), the
- * residency checks are left out and the advised byte counts are still checked. */
+ * residency checks are left out and the advised byte counts are still checked. Ranges
+ * already in the page cache are not advised again (hcomp_advise_willneed), but counted. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,9 +16,13 @@
 
 #include "file_fixture.h"
 #include "file/file_internal.h"
+#include "common/util.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PIECE (64 * KIB)
 #define NPIECES 64
@@ -328,6 +333,52 @@ static void test_strided_read_ahead_off(void **state)
     free(d);
 }
 
+/* whether cachestat(2) answers here (Linux 6.5 and later, where it is not refused) */
+static int cachestat_answers(int fd)
+{
+    struct { uint64_t off, len; } r = {0, 4096};
+    uint64_t st[5];
+    return syscall(451, fd, &r, st, 0) == 0;
+}
+
+/* hcomp_advise_willneed: a large range whose pages are in the page cache is left alone; a
+ * small range, or one with a page missing at its start, middle or end, is advised */
+static void test_advice_skips_cached_ranges(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "advice", path, sizeof(path));
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    unsigned char *d = random_data(MIB, 3);
+    assert_int_equal(pwrite(fd, d, MIB, 0), (ssize_t) MIB);
+    assert_int_equal(ftruncate(fd, 4 * MIB), 0);        /* a hole after it: no pages */
+    int answers = cachestat_answers(fd);
+    if (!answers)
+        print_message("(cachestat(2) does not answer here: every range is advised)\n");
+    assert_int_equal(hcomp_advise_willneed(fd, 3 * MIB, MIB), 1);   /* the hole */
+    assert_int_equal(hcomp_advise_willneed(fd, 512 * KIB, 2 * MIB), 1);  /* its end in it */
+    assert_int_equal(hcomp_advise_willneed(fd, 0, MIB), answers ? 0 : 1);  /* just written */
+    assert_int_equal(hcomp_advise_willneed(fd, 0, 16 * KIB), 1);    /* small: not asked */
+    assert_int_equal(hcomp_advise_willneed(-1, 0, MIB), -1);
+    assert_int_equal(hcomp_advise_willneed(-1, 0, 16 * KIB), -1);
+    close(fd);
+    free(d);
+
+    /* a file read again at once: its read-ahead is chosen as before, and not advised */
+    file_path(fx, "warm", path, sizeof(path));
+    d = write_backwards(fx, path);
+    set_opt(fx, "hcomp_read_ahead", "16MiB");
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    for (uint64_t off = 0; off < NPIECES * PIECE; off += PIECE)
+        expect_bytes(f, d + off, PIECE, off);
+    assert_true(f->stats.readahead_bytes > 0);
+    if (answers)
+        assert_true(f->stats.advice_cached_bytes >= 9 * PIECE);
+    close_ok(f);
+    free(d);
+}
+
 static void test_hint_bounds(void **state)
 {
     (void) state;
@@ -354,6 +405,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_small_strided_reads_advise_their_blocks, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_strided_read_ahead_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_skips_cached_ranges, setup, teardown),
         cmocka_unit_test(test_hint_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
