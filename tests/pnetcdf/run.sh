@@ -62,7 +62,7 @@ fi
 # into a fresh prefix, and with automake's dependency tracking `make check` then rebuilt
 # all of PnetCDF serially (about 100 s of every CI run). So dependency tracking is off,
 # and a change of the headers makes a new build instead.
-key=$( { echo "$src $PREFIX"; cat "$PREFIX"/include/mpi.h "$PREFIX"/include/mpio.h;
+key=$( { echo "$src $PREFIX"; cat "$PREFIX"/include/mpi*.h;
          sed -n '/^# ---- source and build/,/^# ---- runs/p' "$0"; } | sha256sum | cut -c1-16)
 build=$CACHE/pnetcdf-$key
 if [ ! -f "$build/.built" ]; then
