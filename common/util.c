@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -110,9 +111,16 @@ uint32_t hcomp_crc32(const void *buf, size_t len)
  * caller may neither write nor own, since 6.x). */
 static int page_cached(int fd, uint64_t off)
 {
+    static atomic_int missing;      /* ENOSYS once (an older kernel, valgrind): not asked again */
     struct { uint64_t off, len; } range = {off & ~(uint64_t) 4095, 4096};
     struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } st;
-    return syscall(__NR_cachestat, fd, &range, &st, 0) == 0 && st.nr_cache > 0;
+    if (atomic_load_explicit(&missing, memory_order_relaxed))
+        return 0;
+    if (syscall(__NR_cachestat, fd, &range, &st, 0) == 0)
+        return st.nr_cache > 0;
+    if (errno == ENOSYS)
+        atomic_store_explicit(&missing, 1, memory_order_relaxed);
+    return 0;
 }
 
 int hcomp_advise_willneed(int fd, uint64_t off, uint64_t len)
