@@ -33,7 +33,7 @@
     X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)                       \
     X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)                \
     X("hcomp_write_buffer", "0", opt_parse_write_buffer, opt_show_write_buffer)       \
-    X("hcomp_read_ahead", "16777216", opt_parse_read_ahead, opt_show_read_ahead)     \
+    X("hcomp_read_ahead", "67108864", opt_parse_read_ahead, opt_show_read_ahead)     \
     X("hcomp_flush_after", "1048576", opt_parse_flush_after, opt_show_flush_after)  \
     X("hcomp_open_replay", "auto", opt_parse_open_replay, opt_show_open_replay)
 
