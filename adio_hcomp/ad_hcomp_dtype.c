@@ -8,6 +8,7 @@
 
 #include "ad_hcomp.h"
 #include <hcomp_model.h>
+#include <stdlib.h>
 
 static int named_dtype(MPI_Datatype t)
 {
@@ -71,6 +72,57 @@ void ADIOI_HCOMP_Announce(ADIO_File fd, hcomp_file * f, MPI_Datatype datatype)
     hcomp_file_set_dtype(f, access_dtype(fd, datatype));
 }
 
+static int by_start(const void *a, const void *b)
+{
+    ADIO_Offset x = *(const ADIO_Offset *) a, y = *(const ADIO_Offset *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether a collective read is better read by each process on its own: ROMIO reads
+ * collectively when the processes' ranges overlap taken in rank order (its "rudimentary
+ * check for interleaving", ad_read_coll.c), and so also when they do not overlap but lie in
+ * another order (IOR's -C: each rank reads its neighbour's block). Its aggregators then read
+ * whole collective buffers (16 MiB to use 1 MiB of it there), which through hcomp means
+ * checking and decoding all of it. So the ranges are taken in offset order here; when they
+ * overlap in rank order but in offset order they do not, the processes read on their own,
+ * as ROMIO reads ranges that do not overlap in rank order. Only under romio_cb_read=automatic
+ * (and not with deferred open, where only aggregators have the file open). */
+static int read_alone(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+                      ADIO_Offset offset)
+{
+    if (fd->hints->cb_read != ADIOI_HINT_AUTO || fd->hints->cb_pfr != ADIOI_HINT_DISABLE ||
+        fd->hints->deferred_open || fd->hints->no_indep_rw)
+        return 0;
+    int nprocs, i, in_rank_order = 1, apart = 1;
+    MPI_Comm_size(fd->comm, &nprocs);
+    ADIO_Offset *offs = NULL, *lens = NULL, se[2], orig_fp = fd->fp_ind;
+    ADIO_Offset *all = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(ADIO_Offset));
+    int nparts = 0;
+    ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &se[0],
+                          &se[1], &nparts);
+    ADIOI_Free(offs);           /* lens lies in the same allocation */
+    fd->fp_ind = orig_fp;
+    MPI_Allgather(se, 2, ADIO_OFFSET, all, 2, ADIO_OFFSET, fd->comm);
+    /* ROMIO's test (an empty range, whose end is before its start, overlaps nothing) */
+    for (i = 1; i < nprocs; i++)
+        if (all[2 * i] < all[2 * i - 1] && all[2 * i] <= all[2 * i + 1])
+            in_rank_order = 0;
+    if (!in_rank_order) {       /* the non-empty ranges by start: no range reaches the next */
+        int n = 0;
+        for (i = 0; i < nprocs; i++)
+            if (all[2 * i] <= all[2 * i + 1]) {
+                all[2 * n] = all[2 * i];
+                all[2 * n + 1] = all[2 * i + 1];
+                n++;
+            }
+        qsort(all, (size_t) n, 2 * sizeof(ADIO_Offset), by_start);
+        for (i = 1; i < n && apart; i++)
+            apart = all[2 * i] > all[2 * i - 1];
+    }
+    ADIOI_Free(all);
+    return !in_rank_order && apart;
+}
+
 /* A collective read fails on every process when it fails on one (see ReadContig). */
 void ADIOI_HCOMP_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                  int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
@@ -86,8 +138,25 @@ void ADIOI_HCOMP_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatyp
         if (ADIOI_HCOMP_Flush_buffered(fd, &ferr) != HCOMP_OK)
             st->coll_read_error = ADIOI_HCOMP_Error(myname, &ferr);
     }
-    ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
-                              error_code);
+    if (read_alone(fd, count, datatype, file_ptr_type, offset)) {
+        /* what ADIOI_GEN_ReadStridedColl does for ranges apart in rank order */
+        int buf_contig, file_contig;
+        ADIOI_Datatype_iscontig(datatype, &buf_contig);
+        ADIOI_Datatype_iscontig(fd->filetype, &file_contig);
+        if (buf_contig && file_contig) {
+            if (file_ptr_type == ADIO_EXPLICIT_OFFSET)
+                ADIO_ReadContig(fd, buf, count, datatype, ADIO_EXPLICIT_OFFSET,
+                                fd->disp + (ADIO_Offset) fd->etype_size * offset, status,
+                                error_code);
+            else
+                ADIO_ReadContig(fd, buf, count, datatype, ADIO_INDIVIDUAL, 0, status,
+                                error_code);
+        } else
+            ADIO_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                             error_code);
+    } else
+        ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                  error_code);
     if (st) {
         st->in_coll_read = 0;
         if (*error_code == MPI_SUCCESS)

@@ -64,7 +64,7 @@ CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror ${HCOMP_TEST_CFLAGS:-}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 # tests that run against both hcomp: and ufs:
-GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking t_interleave
+GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking t_interleave t_collorder
          t_fileperproc t_deferred t_shared t_modes t_hints t_errors t_delete t_large t_codecs
          t_badinput t_coalesce t_visible"
 # tests about hcomp's storage (tiers, compression, faults): hcomp: only
