@@ -95,13 +95,10 @@ static int read_alone(ADIO_File fd, int count, MPI_Datatype datatype, int file_p
         return 0;
     int nprocs, i, in_rank_order = 1, apart = 1;
     MPI_Comm_size(fd->comm, &nprocs);
-    ADIO_Offset *offs = NULL, *lens = NULL, se[2], orig_fp = fd->fp_ind;
-    ADIO_Offset *all = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(ADIO_Offset));
-    int nparts = 0;
-    ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &se[0],
-                          &se[1], &nparts);
-    ADIOI_Free(offs);           /* lens lies in the same allocation */
-    fd->fp_ind = orig_fp;
+    ADIO_Offset se[2], *all = ADIOI_Malloc(2 * (size_t) nprocs * sizeof(ADIO_Offset));
+    /* the first and last bytes only (no list of every piece of the view, which
+     * ADIOI_GEN_ReadStridedColl builds anyway if the read stays collective) */
+    ADIOI_Calc_bounds(fd, count, datatype, file_ptr_type, offset, &se[0], &se[1]);
     MPI_Allgather(se, 2, ADIO_OFFSET, all, 2, ADIO_OFFSET, fd->comm);
     /* ROMIO's test (an empty range, whose end is before its start, overlaps nothing) */
     for (i = 1; i < nprocs; i++)
