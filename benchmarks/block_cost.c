@@ -77,6 +77,18 @@ static double raw_decode(const char *name, int level, int filter, const unsigned
     return best;
 }
 
+/* Run fn on a in this thread and on b in another at once; returns the seconds both took. */
+static double on_two_threads(void *(*fn)(void *), void *a, void *b)
+{
+    pthread_t t;
+    double t0 = bench_now();
+    if (pthread_create(&t, NULL, fn, b) != 0)
+        exit(1);
+    fn(a);
+    pthread_join(t, NULL);
+    return bench_now() - t0;
+}
+
 /* The same bytes in blocks of bs, each encoded alone in memory, decoded by two threads
  * (each half of the blocks) into one buffer of the file's size, as a large read's blocks
  * are: its output leaves the caches, which raw_decode's 1 MiB buffer does not. */
@@ -123,16 +135,10 @@ static double raw_decode_into(const char *name, int level, int filter, const uns
     double v[RUNS];
     for (int r = 0; r < RUNS; r++) {
         decode_share s[2];
-        pthread_t t;
         for (int h = 0; h < 2; h++)
             s[h] = (decode_share){c, filter, z, zl, cap, bs, h ? nb / 2 : 0,
                                   h ? nb - nb / 2 : nb / 2, n, out, 0};
-        double t0 = bench_now();
-        if (pthread_create(&t, NULL, decode_half, &s[1]) != 0)
-            exit(1);
-        decode_half(&s[0]);
-        pthread_join(t, NULL);
-        v[r] = (double) n / (bench_now() - t0) / 1e6;
+        v[r] = (double) n / on_two_threads(decode_half, &s[0], &s[1]) / 1e6;
         if (s[0].failed || s[1].failed || memcmp(out, d, n) != 0) {
             fprintf(stderr, "block_cost: raw decoding differs\n");
             exit(1);
@@ -232,14 +238,8 @@ static double decode_file_pieces(const char *path, const char *cfg, const unsign
     double v[RUNS];
     for (int r = 0; r < RUNS; r++) {
         piece_share s[2] = {{p, 0, np / 2, out, 0}, {p, np / 2, np - np / 2, out, 0}};
-        pthread_t t;
         memset(out, 0, n);
-        double t0 = bench_now();
-        if (pthread_create(&t, NULL, decode_pieces, &s[1]) != 0)
-            exit(1);
-        decode_pieces(&s[0]);
-        pthread_join(t, NULL);
-        v[r] = (double) n / (bench_now() - t0) / 1e6;
+        v[r] = (double) n / on_two_threads(decode_pieces, &s[0], &s[1]) / 1e6;
         if (s[0].failed || s[1].failed || bytes != n || memcmp(out, d, n) != 0) {
             fprintf(stderr, "block_cost: the file's pieces decode to other bytes\n");
             exit(1);
