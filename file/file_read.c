@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 /* Stored bytes fetched per round of a read, at most (beyond its first block), and
- * blocks decoded per round: what a read holds in memory besides the caller's buffer. */
+ * blocks decoded per round. The pool's jobs fetch into their thread's scratch (one unit's
+ * stored bytes, kept by the thread for the next read); only what the caller reads itself
+ * (an emulated tier's units) is staged for the round. */
 #define READ_WINDOW_BYTES (32u << 20)
 #define READ_WINDOW_UNITS 512u
 #define READ_RETRIES 64
@@ -45,6 +47,7 @@ typedef struct hcomp_read_unit {
     uint32_t table_len;      /* a whole framed piece stored as it is: its table goes to src,
                                 its blocks straight to dst (one I/O), checked there */
     int in_job;              /* read by its decode job on the pool (else before, by the caller) */
+    int to_scratch;          /* in_job, and src is the job's thread's scratch (unit_fetch) */
     int fd;                  /* its segment's descriptor */
     unsigned char *dst;      /* where the logical bytes go (caller's buffer or a cache slot) */
     int slot;                /* cache slot filled, or -1 (direct) */
@@ -449,7 +452,8 @@ static int piece_table(hcomp_file *f, uint32_t idx, uint32_t lo, uint32_t hi,
 
 typedef struct read_window {
     size_t n;                /* units */
-    uint64_t stored;         /* their stored bytes to read into f->rbuf */
+    uint64_t stored;         /* their stored bytes (what bounds a round) */
+    uint64_t staged;         /* of which read by the caller into f->rbuf */
     size_t ncrcs;            /* checksums in f->unit_crcs */
 } read_window;
 
@@ -465,9 +469,9 @@ int hcomp_segment_emulated(const hcomp_file *f, const hcomp_segment *s)
 static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full,
                     hcomp_error *err)
 {
-    uint32_t staged = u->as_is && u->slot < 0 ? u->table_len
-                    : u->as_is && !u->whole && u->nblk > 1 ? 0 : u->stored;
-    *full = w->n >= READ_WINDOW_UNITS || (w->n > 0 && w->stored + staged > READ_WINDOW_BYTES);
+    uint32_t fetched = u->as_is && u->slot < 0 ? u->table_len
+                     : u->as_is && !u->whole && u->nblk > 1 ? 0 : u->stored;
+    *full = w->n >= READ_WINDOW_UNITS || (w->n > 0 && w->stored + fetched > READ_WINDOW_BYTES);
     if (*full)
         return HCOMP_OK;
     const hcomp_piece *p = &f->pieces[u->piece];
@@ -483,13 +487,15 @@ static int add_unit(hcomp_file *f, read_window *w, hcomp_read_unit *u, int *full
      * the tier is emulated: its speed is one process's, so its reads take turns, in the
      * caller (neighbours merged into one read) */
     u->in_job = !hcomp_segment_emulated(f, s);
+    u->to_scratch = u->in_job && fetched > 0;
     if (u->whole) {
         hcomp_piece_header h = {p->start, p->raw_len, p->stored_len, p->codec, p->filter,
                                 p->frame != 0};
         hcomp_piece_header_encode(&h, u->want_hdr);
     }
     f->units[w->n++] = *u;
-    w->stored += staged;
+    w->stored += fetched;
+    w->staged += u->to_scratch ? 0 : fetched;
     return HCOMP_OK;
 }
 
@@ -685,10 +691,61 @@ static int unit_read(hcomp_read_unit *u, size_t len)
     return u->bad_hdr ? -1 : 0;
 }
 
+/* A thread's scratch for the stored bytes of the units its jobs fetch: kept from one job,
+ * and one read, to the next, and freed when the thread ends. Staging a round's stored
+ * bytes in the handle instead (up to 32 MiB, first touched by that round) cost a large
+ * read 10-20 ms of page faults per handle here (docs/ENGINE.md, "Blocks and reads"); this
+ * holds one unit's bytes per thread, which stay in its cache for the decoding. */
+typedef struct thread_scratch {
+    unsigned char *p;
+    size_t cap;
+} thread_scratch;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+
+static void scratch_free(void *v)
+{
+    thread_scratch *t = v;
+    free(t->p);
+    free(t);
+}
+
+static void scratch_init(void)
+{
+    scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
+}
+
+/* The calling thread's scratch, grown to need bytes; NULL when out of memory. */
+static unsigned char *scratch_get(size_t need)
+{
+    pthread_once(&scratch_once, scratch_init);
+    if (!scratch_key_ok)
+        return NULL;
+    thread_scratch *t = pthread_getspecific(scratch_key);
+    if (t == NULL) {
+        if ((t = calloc(1, sizeof(*t))) == NULL)
+            return NULL;
+        if (pthread_setspecific(scratch_key, t) != 0) {
+            free(t);
+            return NULL;
+        }
+    }
+    return hcomp_grow(&t->p, &t->cap, need ? need : 1) == 0 ? t->p : NULL;
+}
+
 static int unit_fetch(hcomp_job *j, void *arg)
 {
     hcomp_read_unit *u = arg;
-    (void) j;
+    if (u->to_scratch) {
+        /* whatever it held is a finished job's: this thread runs one job at a time */
+        if ((u->src = scratch_get(u->table_len ? u->table_len : u->stored)) == NULL) {
+            u->read_errno = ENOMEM;
+            return -1;
+        }
+        j->src = u->src;
+    }
     return unit_read(u, u->stored);
 }
 
@@ -819,7 +876,7 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
     if (w->n == 0)
         return HCOMP_OK;
     size_t had = f->rjobs_cap;
-    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, w->stored ? w->stored : 1) != 0 ||
+    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, w->staged ? w->staged : 1) != 0 ||
         hcomp_grow_array(&f->rjobs, &f->rjobs_cap, w->n, sizeof(*f->rjobs)) != 0) {
         *failed = f->units[0].logical;
         for (size_t k = 0; k < w->n; k++)
@@ -831,7 +888,9 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
     unsigned char *stage = f->rbuf;
     for (size_t k = 0; k < w->n; k++) {
         hcomp_read_unit *u = &f->units[k];
-        if (u->as_is && u->slot < 0 && u->table_len) {
+        if (u->to_scratch) {
+            u->src = NULL;          /* its job's thread's scratch (unit_fetch) */
+        } else if (u->as_is && u->slot < 0 && u->table_len) {
             u->src = stage;         /* its table; its blocks go straight to the caller */
             stage += u->table_len;
         } else if (u->as_is && (u->slot < 0 || (!u->whole && u->nblk > 1))) {
@@ -905,7 +964,7 @@ static int read_range(hcomp_file *f, unsigned char *out, uint64_t off, uint64_t 
 {
     size_t i = hcomp_extent_map_find(&f->map, cur);
     while (cur < end) {
-        read_window w = {0, 0, 0};
+        read_window w = {0, 0, 0, 0};
         int rc = HCOMP_OK;
         uint64_t planned = cur;
         while (planned < end && rc == HCOMP_OK) {

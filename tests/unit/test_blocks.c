@@ -1,12 +1,14 @@
 /* Pieces framed in blocks (format version 2, docs/FORMAT.md): reads of every alignment
  * across block and piece edges against a model, with coded and stored-as-is blocks;
  * what a small read fetches from storage; a damaged block fails the reads that touch it
- * and only those, naming its range; the block table's checks. */
+ * and only those, naming its range; the block table's checks; readers in several threads at
+ * once. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <math.h>
+#include <pthread.h>
 #include <cmocka.h>
 
 #include "file_fixture.h"
@@ -453,6 +455,103 @@ static size_t bound_x2(size_t n)
     return 2 * n;
 }
 
+/* Readers in several threads at once, each with its own handle and a pool of its own
+ * size: the jobs fetch stored bytes into their thread's scratch (file_read.c), which one
+ * thread must never lend another, and which grows from small pieces to large ones. Each
+ * reader reads the two files (64 KiB pieces, then 1 MiB ones) whole and in unaligned
+ * parts, byte for byte against the model; its thread then ends (its scratch freed: the
+ * valgrind and ASan runs of this test see a leak otherwise). Failures are counted in the
+ * threads and asserted here (cmocka's asserts are not for other threads). */
+typedef struct reader_arg {
+    const char *path[2];
+    const unsigned char *model[2];
+    uint64_t len[2];
+    hcomp_options *opts;
+    uint64_t seed;
+    pthread_barrier_t *start;   /* every round starts in every reader at once */
+    int failures;
+    char why[1024];
+} reader_arg;
+
+static void *reader(void *v)
+{
+    reader_arg *a = v;
+    hcomp_error err = {0};
+    for (int round = 0; round < 12; round++)
+        for (int k = 0; k < 2; k++) {
+            pthread_barrier_wait(a->start);
+            if (a->failures)
+                continue;       /* the others still wait at the barrier for this one */
+            hcomp_file *f = NULL;
+            unsigned char *buf = malloc(a->len[k]);
+            if (buf == NULL || hcomp_file_open(a->path[k], HCOMP_O_RDONLY, 0644, 1, a->opts, &f,
+                                               &err) != HCOMP_OK) {
+                a->failures++;
+                snprintf(a->why, sizeof(a->why), "open %.400s: %.400s", a->path[k], err.msg);
+                free(buf);
+                continue;
+            }
+            for (int i = 0; i < 8 && !a->failures; i++) {
+                uint64_t o = i == 0 ? 0 : rng(&a->seed) % a->len[k];
+                uint64_t n = i == 0 ? a->len[k] : 1 + rng(&a->seed) % (a->len[k] - o);
+                uint64_t got = 0;
+                if (hcomp_file_pread(f, buf, n, o, &got, &err) != HCOMP_OK || got != n ||
+                    memcmp(buf, a->model[k] + o, n) != 0) {
+                    a->failures++;
+                    snprintf(a->why, sizeof(a->why), "%.400s: %llu bytes at %llu read wrong (%.400s)",
+                             a->path[k], (unsigned long long) n, (unsigned long long) o,
+                             err.msg);
+                }
+            }
+            hcomp_file_close(f, &err);
+            free(buf);
+        }
+    return NULL;
+}
+
+static void test_readers_in_threads(void **state)
+{
+    fixture *fx = *state;
+    char path[2][PATH_MAX];
+    unsigned char *d[2];
+    uint64_t len[2];
+    write_model(fx, "threads-small", "lz4", path[0], &d[0], &len[0]);
+    set_opt(fx, "hcomp_piece_size", "1048576");
+    set_opt(fx, "hcomp_block_size", "auto");
+    file_path(fx, "threads-large", path[1], PATH_MAX);
+    len[1] = 3 * 1048576 + 4321;
+    d[1] = mixed_data(len[1], 11);
+    hcomp_file *f = open_file(fx, path[1], HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, d[1], len[1], 0);
+    close_ok(f);
+    enum { READERS = 4 };
+    reader_arg a[READERS];
+    pthread_t t[READERS];
+    hcomp_options *opts[READERS];
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, READERS), 0);
+    for (int r = 0; r < READERS; r++) {
+        hcomp_error err;
+        opts[r] = hcomp_options_new();
+        assert_non_null(opts[r]);
+        assert_int_equal(hcomp_options_set(opts[r], "hcomp_config", fx->config, &err), HCOMP_OK);
+        assert_int_equal(hcomp_options_set(opts[r], "hcomp_threads", r % 2 ? "2" : "1", &err),
+                         HCOMP_OK);
+        a[r] = (reader_arg){{path[0], path[1]}, {d[0], d[1]}, {len[0], len[1]}, opts[r],
+                            (uint64_t) r + 1, &start, 0, ""};
+        assert_int_equal(pthread_create(&t[r], NULL, reader, &a[r]), 0);
+    }
+    for (int r = 0; r < READERS; r++) {
+        assert_int_equal(pthread_join(t[r], NULL), 0);
+        if (a[r].failures)
+            fail_msg("reader %d: %s", r, a[r].why);
+        hcomp_options_free(opts[r]);
+    }
+    pthread_barrier_destroy(&start);
+    free(d[0]);
+    free(d[1]);
+}
+
 static void test_block_table_checks(void **state)
 {
     (void) state;
@@ -648,6 +747,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_damaged_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_pieces_read_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readers_in_threads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
