@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -192,8 +193,18 @@ void hcomp_monitor_observe(int h, int is_write, uint64_t bytes, double seconds)
 
 #define PROBE_BYTES (4u << 20)
 #define PROBE_CHUNK (1u << 20)
+#define PROBE_ROUNDS 3
 
-/* Write, sync, drop from the page cache and read back PROBE_BYTES in dir. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* Write, sync, drop from the page cache and read back PROBE_BYTES in dir, PROBE_ROUNDS
+ * times (each round its own 4 MiB of the file, so each write allocates as the first did);
+ * the median round's speeds of each direction: one round slowed by other I/O, or read
+ * back from a cache the drop does not reach, does not decide the figure kept for an hour. */
 static int probe_speed(const char *dir, double *r, double *w)
 {
     char path[PATH_MAX];
@@ -208,21 +219,32 @@ static int probe_speed(const char *dir, double *r, double *w)
     for (size_t i = 0; i < sizeof(buf); i++)
         buf[i] = (unsigned char) (i * 2654435761u >> 13);
     int ok = 1;
-    double t0 = hcomp_now();
-    for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
-        ok = pwrite(fd, buf, PROBE_CHUNK, off) == (ssize_t) PROBE_CHUNK;
-    ok = ok && fdatasync(fd) == 0;
-    double t1 = hcomp_now();
-    (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    double t2 = hcomp_now();
-    for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
-        ok = pread(fd, buf, PROBE_CHUNK, off) == (ssize_t) PROBE_CHUNK;
-    double t3 = hcomp_now();
+    double rs[PROBE_ROUNDS], ws[PROBE_ROUNDS];
+    for (int k = 0; ok && k < PROBE_ROUNDS; k++) {
+        off_t base = (off_t) k * PROBE_BYTES;
+        double t0 = hcomp_now();
+        for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
+            ok = pwrite(fd, buf, PROBE_CHUNK, base + off) == (ssize_t) PROBE_CHUNK;
+        ok = ok && fdatasync(fd) == 0;
+        double t1 = hcomp_now();
+        (void) posix_fadvise(fd, base, PROBE_BYTES, POSIX_FADV_DONTNEED);
+        double t2 = hcomp_now();
+        for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
+            ok = pread(fd, buf, PROBE_CHUNK, base + off) == (ssize_t) PROBE_CHUNK;
+        double t3 = hcomp_now();
+        ok = ok && t1 > t0 && t3 > t2;
+        if (ok) {
+            ws[k] = PROBE_BYTES / (t1 - t0);
+            rs[k] = PROBE_BYTES / (t3 - t2);
+        }
+    }
     close(fd);
-    if (!ok || t1 <= t0 || t3 <= t2)
+    if (!ok)
         return -1;
-    *w = PROBE_BYTES / (t1 - t0);
-    *r = PROBE_BYTES / (t3 - t2);
+    qsort(rs, PROBE_ROUNDS, sizeof(rs[0]), cmp_double);
+    qsort(ws, PROBE_ROUNDS, sizeof(ws[0]), cmp_double);
+    *w = ws[PROBE_ROUNDS / 2];
+    *r = rs[PROBE_ROUNDS / 2];
     return 0;
 }
 

@@ -58,8 +58,7 @@ int hcomp_probe_cache_begin(const char *dir, double *read_Bps, double *write_Bps
     struct stat st;
     if (cache_dir(base, sizeof(base)) != 0 || stat(dir, &st) != 0)
         return HCOMP_PROBE_NO_CACHE;
-    snprintf(path, sizeof(path), "%s/probe-%llx-%llx", base, (unsigned long long) st.st_dev,
-             (unsigned long long) st.st_ino);
+    snprintf(path, sizeof(path), "%s/probe-%llx", base, (unsigned long long) st.st_dev);
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return HCOMP_PROBE_NO_CACHE;
@@ -84,8 +83,9 @@ int hcomp_probe_cache_begin(const char *dir, double *read_Bps, double *write_Bps
     return HCOMP_PROBE_MINE;
 }
 
-/* Entries older than a cached probe may be (directories probed once and gone) are
- * removed when a probe is stored, so the cache holds no more than the last hour's. */
+/* Entries older than a cached probe may be (file systems probed once and gone, and the
+ * per-directory entries of earlier versions) are removed when a probe is stored, so the
+ * cache holds no more than the last hour's. */
 static void prune(int keep_fd)
 {
     struct stat keep;

@@ -457,15 +457,15 @@ static void write_probe(const char *cache, const char *dir, const char *text)
     struct stat st;
     char path[1024];
     assert_int_equal(stat(dir, &st), 0);
-    snprintf(path, sizeof(path), "%s/probe-%llx-%llx", cache, (unsigned long long) st.st_dev,
-             (unsigned long long) st.st_ino);
+    snprintf(path, sizeof(path), "%s/probe-%llx", cache, (unsigned long long) st.st_dev);
     write_file(path, text);
 }
 
-/* The first process probes and stores; the next reads it while it is fresh; a process
- * that finds another probing leaves it for later; stale, future or damaged entries are
- * probed again; a cache directory others can enter, a planted symbolic link or "off"
- * mean no cache (every process probes, as without it). */
+/* The first process probes and stores; the next reads it while it is fresh, for any
+ * directory of the same file system; a process that finds another probing leaves it for
+ * later; stale, future or damaged entries are probed again; a cache directory others can
+ * enter, a planted symbolic link or "off" mean no cache (every process probes, as without
+ * it). */
 static void test_probe_cache(void **state)
 {
     const char *dir = *state;
@@ -488,6 +488,15 @@ static void test_probe_cache(void **state)
     assert_int_equal(fd2, -1);
     hcomp_probe_cache_end(fd, 5e8, 1.25e9);
     assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
+    assert_int_equal(fd, -1);
+    assert_near(r, 5e8);
+    assert_near(w, 1.25e9);
+    /* another directory of the same file system (a new job's) takes the same figures */
+    char other[600];
+    snprintf(other, sizeof(other), "%s/other-job", dir);
+    assert_int_equal(mkdir(other, 0755), 0);
+    r = w = 0;
+    assert_int_equal(hcomp_probe_cache_begin(other, &r, &w, &fd), HCOMP_PROBE_CACHED);
     assert_int_equal(fd, -1);
     assert_near(r, 5e8);
     assert_near(w, 1.25e9);
@@ -525,8 +534,7 @@ static void test_probe_cache(void **state)
     write_probe(cache, tier, text);
     char held[1024];
     assert_int_equal(stat(tier, &st), 0);
-    snprintf(held, sizeof(held), "%s/probe-%llx-%llx", cache, (unsigned long long) st.st_dev,
-             (unsigned long long) st.st_ino);
+    snprintf(held, sizeof(held), "%s/probe-%llx", cache, (unsigned long long) st.st_dev);
     assert_int_equal(utimensat(AT_FDCWD, held, ages, 0), 0);
     assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
     hcomp_probe_cache_end(fd, 3e8, 4e8);
@@ -540,8 +548,7 @@ static void test_probe_cache(void **state)
     /* a planted symbolic link in place of the entry is not followed */
     char entry[1024], victim[512];
     assert_int_equal(stat(tier, &st), 0);
-    snprintf(entry, sizeof(entry), "%s/probe-%llx-%llx", cache, (unsigned long long) st.st_dev,
-             (unsigned long long) st.st_ino);
+    snprintf(entry, sizeof(entry), "%s/probe-%llx", cache, (unsigned long long) st.st_dev);
     snprintf(victim, sizeof(victim), "%s/victim", dir);
     write_file(victim, "mine\n");
     assert_int_equal(unlink(entry), 0);
