@@ -4,6 +4,8 @@
  *   W = len / comp_Bps + stored / write_Bps + latency x pieces   (write path)
  *   R = len / decomp_Bps + stored / read_Bps + latency x pieces  (read path)
  *   S = stored / write_Bps                                        (footprint, as I/O time)
+ * (R and S of the tier the data is read from and kept on: for a node-local tier drained
+ * at close, the tier it is drained to) 
  *   Place(len, t, c) = wc W + wd R + wr S + price_t stored        (price: of the room)
  *
  *   best(a, t) = min( best(a, t+1),                                  skip the tier
@@ -78,14 +80,16 @@ double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)
     double tc = k->comp_Bps > 0 ? (double) len / k->comp_Bps : 0.0;
     double td = k->decomp_Bps > 0 ? (double) len / k->decomp_Bps : 0.0;
     double W = tc + st / tier->write_Bps + tier->latency * n;
+    const hcdp_tier *home = tier;   /* where the data is read from, and kept, after the close */
     if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers) {
         /* moved at close before the close returns: read back, decoded, stored again there
          * (estimated with the same codec); the write is paid twice */
         const hcdp_tier *d = &in->tier[tier->drain_to - 1];
         W += st / tier->read_Bps + td + tc + st / d->write_Bps + (tier->latency + d->latency) * n;
+        home = d;
     }
-    double R = td + st / tier->read_Bps + tier->latency * n;
-    double S = st / tier->write_Bps;
+    double R = td + st / home->read_Bps + home->latency * n;
+    double S = st / home->write_Bps;
     return in->w.wc * W + in->w.wd * R + in->w.wr * S + tier->price * st;
 }
 
@@ -103,12 +107,14 @@ static hcdp_weights normalised(hcdp_weights w)
 static double rate_of(const hcdp_input *in, int t, hcdp_weights w, double st, double tc,
                       double td)
 {
-    const hcdp_tier *tier = &in->tier[t];
+    const hcdp_tier *tier = &in->tier[t], *home = tier;
     double W = tc + st / tier->write_Bps;
-    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers)
-        W += st / tier->read_Bps + td + tc + st / in->tier[tier->drain_to - 1].write_Bps;
-    double R = td + st / tier->read_Bps;
-    double S = st / tier->write_Bps;
+    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers) {
+        home = &in->tier[tier->drain_to - 1];
+        W += st / tier->read_Bps + td + tc + st / home->write_Bps;
+    }
+    double R = td + st / home->read_Bps;
+    double S = st / home->write_Bps;
     return w.wc * W + w.wd * R + w.wr * S;
 }
 

@@ -80,6 +80,35 @@ static void test_drain_close_charged(void **state)
     assert_true(fabs(p.cost - lz4) < 1e-9);
 }
 
+/* The same tiers, drained at close, with weights mostly on reading (0.2 write, 0.8
+ * read): the bytes are read after the close, from the slow tier, whichever tier takes
+ * them first. Raw on the fast tier: W = 0.1 ms + 1 us + read back 0.1 ms + 10.5 ms +
+ * 4 ms 1 us, R = the slow tier's 10.5 + 4 ms: 14.5 ms in all. On the slow tier lz4:
+ * W = 1.75 + 5.24 + 4 = 11.0 ms, R = 0.52 + 5.24 + 4 = 9.77 ms: 10.0 ms, the plan
+ * (zstd 10.4, raw 14.5). When R was the fast tier's (0.1 ms), raw there cost 3.0 ms and
+ * won: the data went to RAM, to be moved and encoded again at the close. */
+static void test_drain_close_goes_shared(void **state)
+{
+    (void) state;
+    hcdp_input in;
+    hcdp_plan p;
+    ram_pfs_async(&in);
+    in.w = (hcdp_weights){0.2, 0.8, 0.0};
+    in.tier[0].drain_to = 2;
+    assert_int_equal(hcdp_plan_task(&in, &p), 0);
+    assert_int_equal(p.nparts, 1);
+    assert_int_equal(p.part[0].tier, 1);
+    assert_int_equal(p.part[0].cand, 1);
+    double st = (1 << 20) + 16;
+    double w_local = st / 10e9 + 1e-6 + st / 10e9 + st / 100e6 + 1e-6 + 4e-3;
+    double r_home = st / 100e6 + 4e-3;
+    assert_true(fabs(hcdp_place_cost(&in, 1 << 20, 0, 0) - (0.2 * w_local + 0.8 * r_home)) < 1e-9);
+    double lz4_st = (1 << 19) + 16;
+    double lz4 = 0.2 * ((1 << 20) / 600e6 + lz4_st / 100e6 + 4e-3) +
+                 0.8 * ((1 << 20) / 2000e6 + lz4_st / 100e6 + 4e-3);
+    assert_true(fabs(p.cost - lz4) < 1e-9);
+}
+
 /* Async weights on a slow tier: write time = len/comp + stored/bw.
  * 1 MiB: raw 10.5 ms; lz4 1.75 + 5.24 = 7.0 ms; zstd 5.24 + 4.19 = 9.4 ms;
  * lzma 52 + 3 = 55 ms: the fastest codec (lz4) wins. */
@@ -368,6 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fits_in_ram),
         cmocka_unit_test(test_drain_close_charged),
+        cmocka_unit_test(test_drain_close_goes_shared),
         cmocka_unit_test(test_async_fastest),
         cmocka_unit_test(test_archival_highest_ratio),
         cmocka_unit_test(test_incompressible_none),
