@@ -4,9 +4,10 @@
  *   W = len / comp_Bps + stored / write_Bps + latency x pieces   (write path)
  *   R = len / decomp_Bps + stored / read_Bps + latency x pieces  (read path)
  *   S = stored / write_Bps                                        (footprint, as I/O time)
- * (R and S of the tier the data is read from and kept on: for a node-local tier drained
- * at close, the tier it is drained to) 
  *   Place(len, t, c) = wc W + wd R + wr S + price_t stored        (price: of the room)
+ *
+ * R and S are of the tier the data is read from and kept on after the close: for a
+ * node-local tier drained at close, the tier it is drained to.
  *
  *   best(a, t) = min( best(a, t+1),                                  skip the tier
  *                     Place(a, t, c)                 if it fits,     for every c
