@@ -48,6 +48,23 @@ static hcomp_file *open_with(const char *path, int flags, const char *const *kv,
     return f;
 }
 
+/* Write d[0..n) afresh to path in 1 MiB calls, as float32 data, with the options kv;
+ * returns the write's MB/s (the close not counted). */
+static double write_new(const char *path, const char *const *kv, const unsigned char *d,
+                        size_t n)
+{
+    hcomp_error e;
+    hcomp_file_delete(path, &e);
+    hcomp_file *f = open_with(path, HCOMP_O_RDWR | HCOMP_O_CREAT, kv, &e);
+    hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
+    double t0 = bench_now();
+    for (size_t off = 0; off < n; off += MIB)
+        check(hcomp_file_pwrite(f, d + off, n - off < MIB ? n - off : MIB, off, &e), &e);
+    double mbs = (double) n / (bench_now() - t0) / 1e6;
+    check(hcomp_file_close(f, &e), &e);
+    return mbs;
+}
+
 /* one thread's decoding speed of codec on FILE's 1 MiB pieces, in memory (MB/s) */
 static double raw_decode(const char *name, int level, int filter, const unsigned char *d, size_t n)
 {
@@ -87,67 +104,6 @@ static double on_two_threads(void *(*fn)(void *), void *a, void *b)
     fn(a);
     pthread_join(t, NULL);
     return bench_now() - t0;
-}
-
-/* The same bytes in blocks of bs, each encoded alone in memory, decoded by two threads
- * (each half of the blocks) into one buffer of the file's size, as a large read's blocks
- * are: its output leaves the caches, which raw_decode's 1 MiB buffer does not. */
-typedef struct {
-    const hcomp_codec *c;
-    int filter;
-    const unsigned char *z;
-    const size_t *zl;
-    size_t cap, bs, first, count, n;
-    unsigned char *out;
-    int failed;
-} decode_share;
-
-static void *decode_half(void *arg)
-{
-    decode_share *s = arg;
-    unsigned char *tmp = NULL;
-    size_t tmp_cap = 0;
-    for (size_t i = s->first; i < s->first + s->count; i++) {
-        size_t at = i * s->bs, len = s->n - at < s->bs ? s->n - at : s->bs;
-        if (hcomp_filter_decode(s->c, s->filter, s->z + i * s->cap, s->zl[i], s->out + at, len,
-                                &tmp, &tmp_cap) != HCOMP_OK)
-            s->failed = 1;
-    }
-    free(tmp);
-    return NULL;
-}
-
-static double raw_decode_into(const char *name, int level, int filter, const unsigned char *d,
-                              size_t n, size_t bs, unsigned char *out)
-{
-    const hcomp_codec *c = hcomp_codec_by_name(name);
-    size_t nb = (n + bs - 1) / bs, cap = c->bound(bs), tmp_cap = 0;
-    unsigned char *z = malloc(nb * cap), *tmp = NULL;
-    size_t *zl = malloc(nb * sizeof(*zl));
-    if (z == NULL || zl == NULL)
-        exit(1);
-    for (size_t i = 0; i < nb; i++) {
-        size_t len = n - i * bs < bs ? n - i * bs : bs;
-        if (hcomp_filter_encode(c, level, filter, d + i * bs, len, &tmp, &tmp_cap, z + i * cap,
-                                cap, &zl[i]) != HCOMP_OK)
-            exit(1);
-    }
-    double v[RUNS];
-    for (int r = 0; r < RUNS; r++) {
-        decode_share s[2];
-        for (int h = 0; h < 2; h++)
-            s[h] = (decode_share){c, filter, z, zl, cap, bs, h ? nb / 2 : 0,
-                                  h ? nb - nb / 2 : nb / 2, n, out, 0};
-        v[r] = (double) n / on_two_threads(decode_half, &s[0], &s[1]) / 1e6;
-        if (s[0].failed || s[1].failed || memcmp(out, d, n) != 0) {
-            fprintf(stderr, "block_cost: raw decoding differs\n");
-            exit(1);
-        }
-    }
-    free(z);
-    free(zl);
-    free(tmp);
-    return bench_median(v, RUNS);
 }
 
 /* A piece of the file as the engine stored it: its stored bytes (behind the header) in
@@ -201,6 +157,51 @@ static void *decode_pieces(void *arg)
     return NULL;
 }
 
+/* Decode np pieces by two threads (each half of them) into out; returns the seconds it
+ * took, and sets *failed when a piece did not decode. */
+static double decode_on_two_threads(const stored_piece *p, size_t np, unsigned char *out,
+                                    int *failed)
+{
+    piece_share s[2] = {{p, 0, np / 2, out, 0}, {p, np / 2, np - np / 2, out, 0}};
+    double secs = on_two_threads(decode_pieces, &s[0], &s[1]);
+    *failed = s[0].failed || s[1].failed;
+    return secs;
+}
+
+/* The same bytes in blocks of bs, each encoded alone in memory, decoded by two threads
+ * (each half of the blocks) into one buffer of the file's size, as a large read's blocks
+ * are: its output leaves the caches, which raw_decode's 1 MiB buffer does not. */
+static double raw_decode_into(const char *name, int level, int filter, const unsigned char *d,
+                              size_t n, size_t bs, unsigned char *out)
+{
+    const hcomp_codec *c = hcomp_codec_by_name(name);
+    size_t nb = (n + bs - 1) / bs, cap = c->bound(bs), tmp_cap = 0;
+    unsigned char *z = malloc(nb * cap), *tmp = NULL;
+    stored_piece *p = malloc(nb * sizeof(*p));
+    if (z == NULL || p == NULL)
+        exit(1);
+    for (size_t i = 0; i < nb; i++) {
+        size_t len = n - i * bs < bs ? n - i * bs : bs, zl = 0;
+        if (hcomp_filter_encode(c, level, filter, d + i * bs, len, &tmp, &tmp_cap, z + i * cap,
+                                cap, &zl) != HCOMP_OK)
+            exit(1);
+        p[i] = (stored_piece){z + i * cap, (uint32_t) zl, (uint32_t) len, i * bs, c, filter, 0};
+    }
+    double v[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        int failed;
+        v[r] = (double) n / decode_on_two_threads(p, nb, out, &failed) / 1e6;
+        if (failed || memcmp(out, d, n) != 0) {
+            fprintf(stderr, "block_cost: raw decoding differs\n");
+            exit(1);
+        }
+    }
+    free(z);
+    free(p);
+    free(tmp);
+    return bench_median(v, RUNS);
+}
+
 /* The bound of a read of the file at path: its pieces' stored bytes decoded by two threads
  * into out (checked against d), medians of RUNS; *share_none gets the share of the logical
  * bytes stored as they are. */
@@ -237,10 +238,10 @@ static double decode_file_pieces(const char *path, const char *cfg, const unsign
     check(hcomp_file_close(f, &e), &e);
     double v[RUNS];
     for (int r = 0; r < RUNS; r++) {
-        piece_share s[2] = {{p, 0, np / 2, out, 0}, {p, np / 2, np - np / 2, out, 0}};
+        int failed;
         memset(out, 0, n);
-        v[r] = (double) n / on_two_threads(decode_pieces, &s[0], &s[1]) / 1e6;
-        if (s[0].failed || s[1].failed || bytes != n || memcmp(out, d, n) != 0) {
+        v[r] = (double) n / decode_on_two_threads(p, np, out, &failed) / 1e6;
+        if (failed || bytes != n || memcmp(out, d, n) != 0) {
             fprintf(stderr, "block_cost: the file's pieces decode to other bytes\n");
             exit(1);
         }
@@ -262,8 +263,10 @@ static void auto_rows(const unsigned char *d, unsigned char *back, size_t n, con
     printf("|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof(speeds) / sizeof(speeds[0]); k++) {
         FILE *c = fopen(cfg, "w");
-        if (c == NULL)
+        if (c == NULL) {
+            perror(cfg);
             exit(1);
+        }
         if (speeds[k])
             fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"t\", \"path\": \"%s\", "
                        "\"bandwidth\": \"%s\", \"measure\": false}]}\n", dir, speeds[k]);
@@ -274,18 +277,12 @@ static void auto_rows(const unsigned char *d, unsigned char *back, size_t n, con
         char codecs[512] = "";
         for (int rep = 0; rep < RUNS; rep++) {
             hcomp_error e;
-            hcomp_file_delete(path, &e);
             const char *wkv[] = {"hcomp_config", cfg, "hcomp_threads", "1", "hcomp_drain",
                                  "never", NULL};
-            hcomp_file *f = open_with(path, HCOMP_O_RDWR | HCOMP_O_CREAT, wkv, &e);
-            hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
-            double t0 = bench_now();
-            for (size_t off = 0; off < n; off += MIB)
-                check(hcomp_file_pwrite(f, d + off, n - off < MIB ? n - off : MIB, off, &e), &e);
-            w[rep] = (double) n / (bench_now() - t0) / 1e6;
-            check(hcomp_file_close(f, &e), &e);
+            w[rep] = write_new(path, wkv, d, n);
             const char *rkv[] = {"hcomp_threads", "2", NULL};
-            f = open_with(path, HCOMP_O_RDONLY, rkv, &e);
+            hcomp_file *f = open_with(path, HCOMP_O_RDONLY, rkv, &e);
+            double t0;
             uint64_t got;
             check(hcomp_file_pread(f, back, n, 0, &got, &e), &e);     /* warm */
             t0 = bench_now();
@@ -347,8 +344,10 @@ int main(int argc, char **argv)
     snprintf(cfg, sizeof(cfg), "%s/tiers.json", argv[2]);
     snprintf(path, sizeof(path), "%s/f.hc", argv[2]);
     FILE *c = fopen(cfg, "w");
-    if (c == NULL)
+    if (c == NULL) {
+        perror(cfg);
         return 1;
+    }
     fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"t\", \"path\": \"%s\", "
                "\"bandwidth\": \"1GB/s\", \"measure\": false}]}\n", argv[2]);
     fclose(c);
@@ -365,17 +364,12 @@ int main(int argc, char **argv)
             uint64_t stored = 0;
             for (int rep = 0; rep < RUNS; rep++) {
                 hcomp_error e;
-                hcomp_file_delete(path, &e);
                 const char *wkv[] = {"hcomp_config", cfg, "hcomp_codec", cs[k].codec,
                                      "hcomp_block_size", blocks[b], "hcomp_threads", "1",
                                      "hcomp_drain", "never", NULL};
-                hcomp_file *f = open_with(path, HCOMP_O_RDWR | HCOMP_O_CREAT, wkv, &e);
-                hcomp_file_set_dtype(f, HCOMP_DTYPE_FLOAT);
-                double t0 = bench_now();
-                for (size_t off = 0; off < n; off += MIB)
-                    check(hcomp_file_pwrite(f, d + off, n - off < MIB ? n - off : MIB, off, &e), &e);
-                w[rep] = (double) n / (bench_now() - t0) / 1e6;
-                check(hcomp_file_close(f, &e), &e);
+                w[rep] = write_new(path, wkv, d, n);
+                hcomp_file *f;
+                double t0;
                 for (int th = 1; th <= 2; th++) {
                     const char *rkv[] = {"hcomp_threads", th == 1 ? "1" : "2", NULL};
                     f = open_with(path, HCOMP_O_RDONLY, rkv, &e);
