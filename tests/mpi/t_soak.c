@@ -6,8 +6,8 @@
  *
  *   t_soak TARGET [CONFIG]      time: $HCOMP_SOAK_SECONDS (default 30), at least 2 cycles
  *
- * A cycle opens the file (CREATE|RDWR; hcomp_piece_size and hcomp_codec change from
- * cycle to cycle), runs 6 phases in a random order, closes, reopens read-only and
+ * A cycle opens the file (CREATE|RDWR; hcomp_piece_size, hcomp_codec, hcomp_block_size
+ * and hcomp_read_ahead change from cycle to cycle), runs 6 phases in a random order, closes, reopens read-only and
  * checks every byte (a slice per rank collectively, and the whole file by one rank).
  * The file is kept for the next cycle every other time (so files mix pieces written
  * with other settings), else deleted. Every third cycle writes with
@@ -26,8 +26,10 @@
  * Within a phase the ranks' ranges are disjoint and one rank's overlapping writes are
  * in program order, so the expected content is known exactly: every rank keeps, for
  * every byte, the id of the write that last covered it; the byte's value is a function
- * of (write id, offset): random, counter-like or text-like by id. After each phase
- * every rank reads 3 random ranges (1 B - 256 KiB) independently and checks them. */
+ * of (write id, offset): random, counter-like, text-like or smooth float32 by id. After
+ * each phase every rank reads independently and checks: a sequential run of reads of
+ * 1 B - 64 KiB over up to 2 MiB, 12 reads of one length (1 B - 16 KiB) at one stride, and
+ * 3 random ranges (1 B - 256 KiB). */
 #include "tfault.h"
 
 #include <time.h>
@@ -44,6 +46,13 @@ static inline uint8_t val(uint32_t op, uint64_t off)
     static const char text[] = "step=000042 T=301.25 p=101325.00 hcomp soak line\n";
     if (op == 0)
         return 0;
+    if (op % 4 == 3) {  /* smooth float32 (the engine infers floating point: bit-shuffled
+                         * forms, their own block size) */
+        float f = (float)((off >> 2) % 65536) * 0.01f + (float)(op % 97);
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        return (uint8_t)(u >> (8 * (off & 3)));
+    }
     switch (op % 3) {
     case 0:
         return (uint8_t)(t_mix64(((uint64_t)op << 40) ^ (off >> 3)) >> (8 * (off & 7)));
@@ -113,6 +122,43 @@ static void wr(MPI_File fh, uint64_t off, const uint8_t *b, uint64_t len, const 
     if (rc != MPI_SUCCESS)
         TFAIL("%s: write of %llu bytes at %llu: %s", what, (unsigned long long)len,
               (unsigned long long)off, t_errstr(rc));
+}
+
+/* one read at off of len bytes, checked against the model (short at the end of the file) */
+static void rd_check(MPI_File fh, uint64_t off, uint64_t len, uint8_t *buf, const char *what,
+                     const char *kind)
+{
+    MPI_Status st;
+    memset(buf, 0xa5, len);
+    int rc = MPI_File_read_at(fh, (MPI_Offset)off, buf, (int)len, MPI_BYTE, &st);
+    if (rc != MPI_SUCCESS)
+        TFAIL("%s: %s read of %llu bytes at %llu: %s", what, kind, (unsigned long long)len,
+              (unsigned long long)off, t_errstr(rc));
+    uint64_t want = off >= fsize ? 0 : (fsize - off < len ? fsize - off : len);
+    TASSERT((uint64_t)t_count(&st) == want, "%s: %s read at %llu: %d bytes, want %llu (size %llu)",
+            what, kind, (unsigned long long)off, t_count(&st), (unsigned long long)want,
+            (unsigned long long)fsize);
+    expect(buf, off, want, t_fmt("%s: %s read after the phase", what, kind));
+}
+
+/* The read patterns that read-ahead follows (docs/ENGINE.md, "Read-ahead") and the block
+ * cache serves: a sequential run of small reads of random sizes, and a strided run (reads
+ * of one length at one stride, as BD-CATS-IO's subset and IOR's segments make). */
+static void check_runs(MPI_File fh, rng *r, uint8_t *buf, const char *what, uint64_t *stat)
+{
+    uint64_t off = rnd(r) % F, end = off + rndr(r, 1, 2 * MiB);
+    while (off < end) {
+        uint64_t len = rndr(r, 1, 64 * KiB);
+        rd_check(fh, off, len, buf, what, "sequential");
+        off += len;
+        stat[4]++;
+    }
+    uint64_t len = rndr(r, 1, 16 * KiB), stride = len + rndr(r, 0, 512 * KiB);
+    off = rnd(r) % F;
+    for (int k = 0; k < 12; k++, off += stride) {
+        rd_check(fh, off, len, buf, what, "strided");
+        stat[4]++;
+    }
 }
 
 enum { SMALL, LARGE, COLL, STRIDED };
@@ -204,6 +250,7 @@ static void phase(const tctx *t, MPI_File fh, int kind, uint64_t seed, uint8_t *
 
     /* random reads of what everybody wrote */
     rng mine = {seed * 7919 + (uint64_t)me + 1};
+    check_runs(fh, &mine, buf, what, stat);
     for (int k = 0; k < 3; k++) {
         uint64_t len = rndr(&mine, 1, 256 * KiB), off = rnd(&mine) % F;
         memset(buf, 0xa5, len);
@@ -251,9 +298,13 @@ int main(int argc, char **argv)
     t_delete_quiet(&t, t.target, dinfo);
     while (go) {
         static const char *const buffers[] = {"0", "4194304", "65536"};
+        static const char *const blocks[] = {"auto", "8KiB", "auto", "4KiB", "64KiB", "auto", "1MiB"};
+        static const char *const aheads[] = {"67108864", "0", "1MiB"};
         gathered = cycle % 3 != 0;
         MPI_Info info = t_info(&t, "hcomp_piece_size", pieces[cycle % 4], "hcomp_codec",
-                               codecs[cycle % 5], "hcomp_write_buffer", buffers[cycle % 3], NULL);
+                               codecs[cycle % 5], "hcomp_write_buffer", buffers[cycle % 3],
+                               "hcomp_block_size", blocks[cycle % 7], "hcomp_read_ahead",
+                               aheads[cycle % 3], NULL);
         MPI_File fh = t_open(&t, t.target, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
         TASSERT(t_get_size(fh) == (MPI_Offset)fsize, "cycle %d: size at open %lld, want %llu",
                 cycle, (long long)t_get_size(fh), (unsigned long long)fsize);
@@ -302,7 +353,7 @@ int main(int argc, char **argv)
     uint64_t all[5];
     MPI_Reduce(stat, all, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     t_log(&t, "%d cycles in %.1f s with %d ranks: %llu small and %llu large independent writes, "
-          "%llu collective and %llu strided collective writes (per rank), %llu random reads; "
+          "%llu collective and %llu strided collective writes (per rank), %llu reads; "
           "every byte checked after each cycle", cycle, now() - t0, t.nprocs,
           (unsigned long long)all[0], (unsigned long long)all[1],
           (unsigned long long)all[2] / (uint64_t)t.nprocs,
