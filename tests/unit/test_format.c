@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "hcomp_codec.h"
 #include "hcomp_error.h"
@@ -20,7 +21,7 @@
 /* ---- piece header ---------------------------------------------------------------- */
 
 /* The on-disk CRC is CRC-32/ISO-HDLC (zlib's polynomial), whatever library computes it:
- * files written before the switch to libdeflate must still verify. */
+ * files written before the switches to libdeflate and ISA-L must still verify. */
 static void test_crc32_check_value(void **state)
 {
     (void) state;
@@ -33,6 +34,34 @@ static void test_crc32_check_value(void **state)
     uint32_t a = hcomp_crc32(buf, sizeof(buf));
     buf[4321] ^= 0x10;
     assert_int_not_equal(hcomp_crc32(buf, sizeof(buf)), a);
+}
+
+/* The same value as zlib's crc32 (the reference) at every length up to 600 bytes and
+ * every start alignment (the vector code's head and tail paths), at the block sizes
+ * (4 KiB to 1 MiB) and at odd lengths around them: whichever library computes it
+ * (ISA-L's, or libdeflate's in a --without-isal build). */
+static void test_crc32_matches_zlib(void **state)
+{
+    (void) state;
+    size_t cap = (1u << 20) + 4096;
+    unsigned char *buf = malloc(cap);
+    assert_non_null(buf);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < cap; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char) x;
+    }
+    for (size_t off = 0; off < 64; off++)
+        for (size_t len = 0; len <= 600; len++)
+            assert_int_equal(hcomp_crc32(buf + off, len),
+                             (uint32_t) crc32(0, buf + off, (uInt) len));
+    static const size_t lens[] = {4095, 4096, 4097, 65535, 65536, 65600, 262144, 262147,
+                                  1048575, 1048576};
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+        for (size_t off = 0; off < 3; off++)
+            assert_int_equal(hcomp_crc32(buf + off, lens[k]),
+                             (uint32_t) crc32(0, buf + off, (uInt) lens[k]));
+    free(buf);
 }
 
 static void test_piece_header_roundtrip(void **state)
@@ -677,6 +706,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32_check_value),
+        cmocka_unit_test(test_crc32_matches_zlib),
         cmocka_unit_test(test_piece_header_roundtrip),
         cmocka_unit_test(test_piece_header_bad_version),
         cmocka_unit_test(test_piece_header_unknown_codec),
