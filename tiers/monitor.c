@@ -204,7 +204,7 @@ static int cmp_double(const void *a, const void *b)
 /* Write, sync, drop from the page cache and read back PROBE_BYTES in dir, PROBE_ROUNDS
  * times (each round its own 4 MiB of the file, so each write allocates as the first did);
  * the median round's speeds of each direction: one round slowed by other I/O, or read
- * back from a cache the drop does not reach, does not decide the figure kept for an hour. */
+ * back from a cache the drop does not reach, does not decide the figure the node keeps. */
 static int probe_speed(const char *dir, double *r, double *w)
 {
     char path[PATH_MAX];

@@ -507,12 +507,14 @@ static void test_probe_cache(void **state)
     assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
     hcomp_probe_cache_end(fd, 0, 0);
 
-    /* stale (two hours), from the future, damaged or of another version: probed again */
+    /* stale (fifteen minutes: a probe stands for ten, HCOMP_PROBE_MAX_AGE; two hours),
+     * from the future, damaged or of another version: probed again */
     double now = (double) time(NULL);
     const char *bad[] = {"hcomp-probe 1 5e8 1e9 %.0f\n", "hcomp-probe 1 5e8 1e9 %.0f\n",
+                         "hcomp-probe 1 5e8 1e9 %.0f\n",
                          "hcomp-probe 1 nan 1e9 %.0f\n", "hcomp-probe 1 -5 1e9 %.0f\n",
                          "hcomp-probe 2 5e8 1e9 %.0f\n", "garbage %.0f"};
-    double when[] = {now - 7200, now + 3600, now, now, now, now};
+    double when[] = {now - 900, now - 7200, now + 3600, now, now, now, now};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         snprintf(text, sizeof(text), bad[i], when[i]);
         write_probe(cache, tier, text);
@@ -520,7 +522,7 @@ static void test_probe_cache(void **state)
             fail_msg("cache entry \"%s\" was taken as a fresh probe", text);
         hcomp_probe_cache_end(fd, 0, 0);
     }
-    /* storing a probe removes entries more than an hour old */
+    /* storing a probe removes entries older than a probe stands */
     char old_entry[1024];
     snprintf(old_entry, sizeof(old_entry), "%s/probe-1-2", cache);
     write_file(old_entry, "hcomp-probe 1 1 1 1\n");
@@ -540,7 +542,7 @@ static void test_probe_cache(void **state)
     hcomp_probe_cache_end(fd, 3e8, 4e8);
     assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
     assert_near(w, 4e8);
-    snprintf(text, sizeof(text), "hcomp-probe 1 7e8 9e8 %.0f\n", now - 60);
+    snprintf(text, sizeof(text), "hcomp-probe 1 7e8 9e8 %.0f\n", now - 300);
     write_probe(cache, tier, text);
     assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
     assert_near(w, 9e8);
