@@ -73,6 +73,13 @@ static uint64_t stored(const hcdp_input *in, uint64_t len, int c)
     return (uint64_t) ceil((double) len / r) + over;
 }
 
+/* The tier that tier t's data is drained to before the close returns, or NULL */
+static const hcdp_tier *drain_dest(const hcdp_input *in, int t)
+{
+    int d = in->tier[t].drain_to - 1;
+    return d >= 0 && d != t && d < in->ntiers ? &in->tier[d] : NULL;
+}
+
 double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)
 {
     const hcdp_candidate *k = &in->cand[c];
@@ -81,14 +88,11 @@ double hcdp_place_cost(const hcdp_input *in, uint64_t len, int t, int c)
     double tc = k->comp_Bps > 0 ? (double) len / k->comp_Bps : 0.0;
     double td = k->decomp_Bps > 0 ? (double) len / k->decomp_Bps : 0.0;
     double W = tc + st / tier->write_Bps + tier->latency * n;
-    const hcdp_tier *home = tier;   /* where the data is read from, and kept, after the close */
-    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers) {
-        /* moved at close before the close returns: read back, decoded, stored again there
-         * (estimated with the same codec); the write is paid twice */
-        const hcdp_tier *d = &in->tier[tier->drain_to - 1];
+    const hcdp_tier *d = drain_dest(in, t);
+    const hcdp_tier *home = d ? d : tier;   /* read from, and kept on, after the close */
+    if (d)  /* moved at close before the close returns: read back, decoded, stored again
+             * there (estimated with the same codec); the write is paid twice */
         W += st / tier->read_Bps + td + tc + st / d->write_Bps + (tier->latency + d->latency) * n;
-        home = d;
-    }
     double R = td + st / home->read_Bps + home->latency * n;
     double S = st / home->write_Bps;
     return in->w.wc * W + in->w.wd * R + in->w.wr * S + tier->price * st;
@@ -108,12 +112,10 @@ static hcdp_weights normalised(hcdp_weights w)
 static double rate_of(const hcdp_input *in, int t, hcdp_weights w, double st, double tc,
                       double td)
 {
-    const hcdp_tier *tier = &in->tier[t], *home = tier;
+    const hcdp_tier *tier = &in->tier[t], *d = drain_dest(in, t), *home = d ? d : tier;
     double W = tc + st / tier->write_Bps;
-    if (tier->drain_to > 0 && tier->drain_to - 1 != t && tier->drain_to - 1 < in->ntiers) {
-        home = &in->tier[tier->drain_to - 1];
-        W += st / tier->read_Bps + td + tc + st / home->write_Bps;
-    }
+    if (d)
+        W += st / tier->read_Bps + td + tc + st / d->write_Bps;
     double R = td + st / home->read_Bps;
     double S = st / home->write_Bps;
     return w.wc * W + w.wd * R + w.wr * S;

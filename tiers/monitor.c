@@ -249,8 +249,9 @@ static int probe_speed(const char *dir, double *r, double *w)
 }
 
 /* The probe of slot h's directory dir, its figures kept (run by the monitor thread): from
- * the node's cache when a process probed dir in the last hour, else probed here and
- * cached; while another process of the node probes it, left for a later pass. */
+ * the node's cache when a process probed dir's file system within HCOMP_PROBE_MAX_AGE,
+ * else probed here and cached; while another process of the node probes it, left for a
+ * later pass. */
 static void probe_speed_into(int h, const char *dir)
 {
     double r = 0, w = 0;

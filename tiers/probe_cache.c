@@ -85,7 +85,7 @@ int hcomp_probe_cache_begin(const char *dir, double *read_Bps, double *write_Bps
 
 /* Entries older than a cached probe may be (file systems probed once and gone, and the
  * per-directory entries of earlier versions) are removed when a probe is stored, so the
- * cache holds no more than the last hour's. */
+ * cache holds no more than a probe stands for (HCOMP_PROBE_MAX_AGE). */
 static void prune(int keep_fd)
 {
     struct stat keep;
