@@ -5,7 +5,8 @@
  * so MPI_File_get_info shows them. Later calls (MPI_File_set_info, set_view) win
  * over earlier ones, which win over ROMIO_HINTS.
  * The reserved MPI hint file_perm (octal permissions for a new file) is honoured:
- * it is checked here and kept in fd->info for Open.
+ * it is checked here and kept in fd->info for Open; so is access_style (random: small
+ * blocks and no read-ahead under "auto"), which libhcomp parses with its own hints.
  */
 
 #include "ad_hcomp.h"
@@ -101,7 +102,9 @@ void ADIOI_HCOMP_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         return;
     }
     for (size_t i = 0; i < hcomp_options_count(); i++) {
-        if (hcomp_options_get(opts, hcomp_options_key(i), value, sizeof(value)) == HCOMP_OK)
+        /* access_style is shown only once given (MPI's reserved key, no default) */
+        if (hcomp_options_get(opts, hcomp_options_key(i), value, sizeof(value)) == HCOMP_OK &&
+            (value[0] != '\0' || hcomp_options_is_hint(hcomp_options_key(i))))
             ADIOI_Info_set(fd->info, hcomp_options_key(i), value);
     }
     hcomp_options_free(opts);

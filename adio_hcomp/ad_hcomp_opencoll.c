@@ -196,7 +196,7 @@ static void pass_through(ADIO_File fd, int rank, int root)
         stats = flag && strcmp(value, "1") == 0;
         for (size_t i = 0; i < hcomp_options_count(); i++) {
             ADIOI_Info_get(fd->info, hcomp_options_key(i), MPI_MAX_INFO_VAL, value, &flag);
-            if (flag)
+            if (flag && hcomp_options_is_hint(hcomp_options_key(i)))  /* access_style stays */
                 ADIOI_Info_delete(fd->info, hcomp_options_key(i));
         }
         ADIOI_Info_set(fd->info, "romio_filesystem_type", ADIO_UFS_operations.fsname);

@@ -306,8 +306,78 @@ SIZE_HINT(write_buffer, write_buffer, 256u << 20,
           "a size up to 256MiB (e.g. 4MiB), or 0 to write every write at once")
 SIZE_HINT(flush_after, flush_after, 1u << 30,
           "a size up to 1GiB (e.g. 1MiB), or 0 to leave written bytes to the sync and the kernel")
-SIZE_HINT(read_ahead, read_ahead, 1u << 30,
-          "a size up to 1GiB (e.g. 16MiB), or 0 for no read-ahead")
+static int opt_parse_read_ahead(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strcmp(v, "auto") == 0) {
+        o->read_ahead = HCOMP_READ_AHEAD_AUTO;
+        return HCOMP_OK;
+    }
+    return parse_byte_count(key, v, 1u << 30, "\"auto\" (64MiB, none under access_style=random), "
+                            "a size up to 1GiB (e.g. 16MiB), or 0 for no read-ahead",
+                            &o->read_ahead, err);
+}
+
+static void opt_show_read_ahead(const hcomp_options *o, char *buf, size_t n)
+{
+    if (o->read_ahead == HCOMP_READ_AHEAD_AUTO)
+        snprintf(buf, n, "auto");
+    else
+        snprintf(buf, n, "%u", (unsigned) o->read_ahead);
+}
+
+int hcomp_options_access_random(const hcomp_options *o)
+{
+    return (o->access & HCOMP_ACCESS_RANDOM) &&
+           !(o->access & (HCOMP_ACCESS_SEQUENTIAL | HCOMP_ACCESS_REVERSE_SEQUENTIAL));
+}
+
+uint32_t hcomp_options_read_ahead(const hcomp_options *o)
+{
+    if (o->read_ahead != HCOMP_READ_AHEAD_AUTO)
+        return o->read_ahead;
+    return hcomp_options_access_random(o) ? 0 : HCOMP_READ_AHEAD_DEFAULT;
+}
+
+/* MPI-4.0 14.2.8: a comma-separated list of read_once, write_once, read_mostly,
+ * write_mostly, sequential, reverse_sequential, random. Never refused: a hint may be
+ * ignored, and a program written for another MPI must open its files here too. */
+static int opt_parse_access_style(hcomp_options *o, const char *key, const char *v,
+                                  hcomp_error *err)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } styles[] = {
+        {"read_once", HCOMP_ACCESS_READ_ONCE}, {"write_once", HCOMP_ACCESS_WRITE_ONCE},
+        {"read_mostly", HCOMP_ACCESS_READ_MOSTLY}, {"write_mostly", HCOMP_ACCESS_WRITE_MOSTLY},
+        {"sequential", HCOMP_ACCESS_SEQUENTIAL},
+        {"reverse_sequential", HCOMP_ACCESS_REVERSE_SEQUENTIAL}, {"random", HCOMP_ACCESS_RANDOM},
+    };
+    (void) key;
+    (void) err;
+    unsigned bits = 0;
+    for (const char *p = v; *p;) {
+        while (*p == ',' || isspace((unsigned char) *p))
+            p++;
+        size_t len = strcspn(p, ",");
+        size_t tl = len;
+        while (tl > 0 && isspace((unsigned char) p[tl - 1]))
+            tl--;
+        for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++)
+            if (strlen(styles[i].name) == tl && strncmp(p, styles[i].name, tl) == 0)
+                bits |= styles[i].bit;
+        p += len;
+    }
+    o->access = bits;
+    /* a longer value than MPI's largest is kept for its meaning, shown cut */
+    snprintf(o->access_style, sizeof(o->access_style), "%s", v);
+    return HCOMP_OK;
+}
+
+static void opt_show_access_style(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", o->access_style);
+}
 
 static int opt_parse_block_size(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
@@ -336,6 +406,8 @@ uint32_t hcomp_options_block_size(const hcomp_options *o)
 {
     if (o->block_size != 0)
         return o->block_size;
+    if (hcomp_options_access_random(o))
+        return HCOMP_BLOCK_AUTO_RANDOM;
     if (o->priority != HCOMP_PRIO_ARCHIVAL || o->weights_set)
         return HCOMP_BLOCK_AUTO;
     uint32_t b = HCOMP_BLOCK_AS_IS;     /* 4 KiB: a piece is a multiple of it */
@@ -347,7 +419,8 @@ uint32_t hcomp_options_block_size(const hcomp_options *o)
 uint32_t hcomp_options_block_size_bs(const hcomp_options *o)
 {
     int reads = o->priority == HCOMP_PRIO_READ_AFTER_WRITE || o->priority == HCOMP_PRIO_READ_BANDWIDTH;
-    return o->block_size == 0 && reads && !o->weights_set ? HCOMP_BLOCK_AUTO_BS
+    return o->block_size == 0 && reads && !o->weights_set && !hcomp_options_access_random(o)
+               ? HCOMP_BLOCK_AUTO_BS
                                                           : hcomp_options_block_size(o);
 }
 

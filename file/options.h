@@ -14,8 +14,25 @@
 #define HCOMP_BLOCK_AUTO (256u << 10)     /* "auto" block size but for archival */
 #define HCOMP_BLOCK_AUTO_BS (64u << 10)    /* and for floating-point data bit-shuffled when
                                              reads weigh (hcomp_options_block_size_bs) */
+#define HCOMP_BLOCK_AUTO_RANDOM (8u << 10) /* "auto" when access_style says random */
+#define HCOMP_READ_AHEAD_AUTO UINT32_MAX   /* hcomp_read_ahead "auto" (hcomp_options_read_ahead) */
+#define HCOMP_READ_AHEAD_DEFAULT (64u << 20)
+#define HCOMP_ACCESS_STYLE_MAX 1024        /* MPICH's MPI_MAX_INFO_VAL */
 
-/*  X(hint name, default, parser, formatter) */
+/* MPI's reserved hint access_style (MPI-4.0 14.2.8), the values hcomp knows */
+enum hcomp_access_style {
+    HCOMP_ACCESS_READ_ONCE = 1 << 0,
+    HCOMP_ACCESS_WRITE_ONCE = 1 << 1,
+    HCOMP_ACCESS_READ_MOSTLY = 1 << 2,
+    HCOMP_ACCESS_WRITE_MOSTLY = 1 << 3,
+    HCOMP_ACCESS_SEQUENTIAL = 1 << 4,
+    HCOMP_ACCESS_REVERSE_SEQUENTIAL = 1 << 5,
+    HCOMP_ACCESS_RANDOM = 1 << 6,
+};
+
+/*  X(hint name, default, parser, formatter). All are hcomp_* keys but MPI's reserved
+ *  access_style, which is shown as the user gave it and never refused (a program
+ *  written for another MPI must run: values hcomp does not know are ignored). */
 #define HCOMP_OPTION_LIST(X)                                                        \
     X("hcomp_config", "", opt_parse_config, opt_show_config)                        \
     X("hcomp_codec", "auto", opt_parse_codec, opt_show_codec)                       \
@@ -33,9 +50,10 @@
     X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)                       \
     X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)                \
     X("hcomp_write_buffer", "0", opt_parse_write_buffer, opt_show_write_buffer)       \
-    X("hcomp_read_ahead", "67108864", opt_parse_read_ahead, opt_show_read_ahead)     \
+    X("hcomp_read_ahead", "auto", opt_parse_read_ahead, opt_show_read_ahead)         \
     X("hcomp_flush_after", "1048576", opt_parse_flush_after, opt_show_flush_after)  \
-    X("hcomp_open_replay", "auto", opt_parse_open_replay, opt_show_open_replay)
+    X("hcomp_open_replay", "auto", opt_parse_open_replay, opt_show_open_replay)     \
+    X("access_style", "", opt_parse_access_style, opt_show_access_style)
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
@@ -64,10 +82,13 @@ struct hcomp_options {
                                        for) each time this many were written (0: at
                                        sync only) */
     uint32_t read_ahead;            /* logical bytes a sequential reader's reads are ahead of
-                                       it, at most (0: none; file/read_ahead.c) */
+                                       it, at most (0: none; file/read_ahead.c);
+                                       HCOMP_READ_AHEAD_AUTO: hcomp_options_read_ahead */
     int open_replay;                /* 0 auto, 1 shared, 2 each: who replays the log in a
                                        collective open (the driver reads it:
                                        ad_hcomp_opencoll.c) */
+    unsigned access;                /* enum hcomp_access_style bits of access_style */
+    char access_style[HCOMP_ACCESS_STYLE_MAX];  /* as given ("" none), for get_info */
 };
 
 /* When the space of dead pieces comes back (file/reclaim.c): at the last close, when it
@@ -85,8 +106,9 @@ enum hcomp_priority {
 
 /* Effective seed path ("" for the embedded default) and stats switch. */
 const char *hcomp_options_seed_path(const hcomp_options *o);
-/* The block size pieces are framed in: the hint's, or for "auto" HCOMP_BLOCK_AUTO, except
- * under the archival priority (its preset weights): the largest power of two that fits in
+/* The block size pieces are framed in: the hint's, or for "auto" HCOMP_BLOCK_AUTO_RANDOM
+ * when access_style says random (a 4 KiB read then fetches about 8 KiB), else
+ * HCOMP_BLOCK_AUTO, except under the archival priority (its preset weights): the largest power of two that fits in
  * a piece, so that each piece is one block (a compressor sees the whole piece: 0.1-0.2%
  * more ratio for bit-shuffled zstd on particles; reads fetch whole pieces). */
 uint32_t hcomp_options_block_size(const hcomp_options *o);
@@ -97,6 +119,12 @@ uint32_t hcomp_options_block_size(const hcomp_options *o);
  * reads"). */
 uint32_t hcomp_options_block_size_bs(const hcomp_options *o);
 int hcomp_options_stats_on(const hcomp_options *o);
+/* access_style says random (and neither sequential nor reverse_sequential): a reader
+ * that jumps about, which "auto" answers with small blocks and no read-ahead. */
+int hcomp_options_access_random(const hcomp_options *o);
+/* The read-ahead in force: the hint's, or for "auto" HCOMP_READ_AHEAD_DEFAULT, and none
+ * when access_style says random (file/read_ahead.c; docs/ENGINE.md, "Read-ahead"). */
+uint32_t hcomp_options_read_ahead(const hcomp_options *o);
 /* What the options ask of the engine. */
 void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings *set);
 

@@ -19,7 +19,7 @@ extern "C" {
 
 #define HCOMP_VERSION_STRING "0.1.0"
 
-/* ---- options (the hcomp_* hints) ---------------------------------------- */
+/* ---- options (the hcomp_* hints, and MPI's reserved access_style) --------- */
 
 typedef struct hcomp_options hcomp_options;
 
@@ -32,7 +32,8 @@ HCOMP_API int hcomp_options_set(hcomp_options *opts, const char *key, const char
                       hcomp_error *err);
 /* Current value of an option as text (defaults included). HCOMP_E_INVAL if unknown. */
 HCOMP_API int hcomp_options_get(const hcomp_options *opts, const char *key, char *buf, size_t buflen);
-/* The option names, for listing them in MPI_File_get_info. */
+/* The option names, for listing them in MPI_File_get_info: the hcomp_* hints and MPI's
+ * access_style (whose values hcomp does not know are ignored, never refused). */
 HCOMP_API size_t hcomp_options_count(void);
 HCOMP_API const char *hcomp_options_key(size_t index);
 HCOMP_API const char *hcomp_options_default(size_t index);

@@ -729,10 +729,66 @@ static void test_archival_pieces_one_block(void **state)
     free(d);
 }
 
+/* MPI's access_style: "random" (and no sequential) gives "auto" 8 KiB blocks, for float
+ * data bit-shuffled too, over the archival priority's whole pieces; a block size the hint
+ * names stays, and random with sequential is not random. */
+static void test_block_size_access_random(void **state)
+{
+    (void) state;
+    hcomp_options *o = hcomp_options_new();
+    hcomp_error e;
+    assert_int_equal(hcomp_options_set(o, "access_style", "write_once,random", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 8192);
+    assert_int_equal(hcomp_options_block_size_bs(o), 8192);
+    assert_int_equal(hcomp_options_set(o, "hcomp_priority", "archival", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 8192);
+    assert_int_equal(hcomp_options_set(o, "access_style", "random, sequential", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 1u << 20);
+    assert_int_equal(hcomp_options_set(o, "access_style", "read_mostly", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 1u << 20);
+    assert_int_equal(hcomp_options_set(o, "access_style", "random", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_set(o, "hcomp_block_size", "64KiB", &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_block_size(o), 65536);
+    assert_int_equal(hcomp_options_block_size_bs(o), 65536);
+    hcomp_options_free(o);
+}
+
+/* A file written with access_style=random: its compressed pieces are in 8 KiB blocks, and
+ * 4 KiB reads of it fetch about 8 KiB each (a piece's header and table besides), read
+ * back right, whole too. */
+static void test_access_random_file(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_codec", "zstd");
+    set_opt(fx, "access_style", "random");
+    char path[PATH_MAX];
+    file_path(fx, "random-access", path, sizeof(path));
+    const uint64_t len = 4u << 20;
+    unsigned char *d = mixed_data(len, 12);
+    write_whole(fx, path, d, len);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    const int reads = 32;
+    uint64_t touched = random_reads_fetch(f, d, len, reads, 7);
+    for (size_t i = 0; i < f->npieces; i++) {
+        assert_int_equal(f->pieces[i].codec, HCOMP_CODEC_ZSTD);
+        assert_int_equal(hcomp_frame_block_size(f->pieces[i].frame), 8192);
+    }
+    uint64_t most = (uint64_t) reads * 2 * (8192 + 16 + 8 + 8 * 128);
+    if (touched > most)
+        fail_msg("%d reads of 4 KiB fetched %llu bytes (at most %llu expected)", reads,
+                 (unsigned long long) touched, (unsigned long long) most);
+    assert_int_equal(f->stats.readahead_bytes, 0);
+    expect_bytes(f, d, len, 0);
+    close_ok(f);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_table_checks),
+        cmocka_unit_test(test_block_size_access_random),
+        cmocka_unit_test_setup_teardown(test_access_random_file, setup, teardown),
         cmocka_unit_test(test_block_size_hint),
         cmocka_unit_test(test_block_size_auto),
         cmocka_unit_test(test_block_size_bs),

@@ -124,7 +124,8 @@ static void test_listing(void **state)
         const char *key = hcomp_options_key(i), *def = hcomp_options_default(i);
         assert_non_null(key);
         assert_non_null(def);
-        assert_true(hcomp_options_is_hint(key));
+        /* all hcomp_* but MPI's reserved access_style */
+        assert_true(hcomp_options_is_hint(key) || strcmp(key, "access_style") == 0);
         char buf[4096];
         get(o, key, buf, sizeof(buf));
         /* these show what is in force: the environment's, the preset's */
@@ -178,6 +179,14 @@ static void test_set_get_roundtrip(void **state)
         {"hcomp_flush_after", "0", "0"},
         {"hcomp_flush_after", "256KiB", "262144"},
         {"hcomp_flush_after", "1GiB", "1073741824"},
+        {"hcomp_read_ahead", "auto", "auto"},
+        {"hcomp_read_ahead", "0", "0"},
+        /* MPI's access_style: shown as given (MPICH's test/mpi/io/setinfo wants it back
+         * verbatim), values hcomp does not know accepted and ignored */
+        {"access_style", "write_once,random", "write_once,random"},
+        {"access_style", "read_once", "read_once"},
+        {"access_style", "random, not_a_style", "random, not_a_style"},
+        {"access_style", "", ""},
     };
     hcomp_options *o = hcomp_options_new();
     assert_non_null(o);
@@ -297,6 +306,36 @@ static void test_invalid_values(void **state)
     hcomp_options_free(o);
 }
 
+/* access_style is parsed into what hcomp acts on: random unless a sequential style is there
+ * too; unknown words, spaces and empty items do not hide a known one */
+static void test_access_style(void **state)
+{
+    (void) state;
+    static const struct { const char *value; int random; } cases[] = {
+        {"random", 1}, {"write_once,random", 1}, {" random ,", 1}, {",,random", 1},
+        {"bogus,random", 1}, {"random,sequential", 0}, {"reverse_sequential,random", 0},
+        {"randomly", 0}, {"RANDOM", 0}, {"read_mostly", 0}, {"", 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        hcomp_options *o = hcomp_options_new();
+        hcomp_error err;
+        assert_int_equal(hcomp_options_set(o, "access_style", cases[i].value, &err), HCOMP_OK);
+        if (!!hcomp_options_access_random(o) != cases[i].random)
+            fail_msg("access_style=\"%s\": random %d, want %d", cases[i].value,
+                     hcomp_options_access_random(o), cases[i].random);
+        assert_int_equal(hcomp_options_read_ahead(o), cases[i].random ? 0 : 64u << 20);
+        hcomp_options_free(o);
+    }
+    /* a value longer than MPI_MAX_INFO_VAL: taken, its meaning kept */
+    char longv[3000];
+    memset(longv, 'x', sizeof(longv));
+    memcpy(longv, "random,", 7);
+    longv[sizeof(longv) - 1] = '\0';
+    hcomp_options *o = hcomp_options_new();
+    assert_int_equal(hcomp_options_set(o, "access_style", longv, NULL), HCOMP_OK);
+    assert_true(hcomp_options_access_random(o));
+    hcomp_options_free(o);
+}
+
 static void test_is_hint(void **state)
 {
     (void) state;
@@ -321,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_set_get_roundtrip),
         cmocka_unit_test(test_dup_is_independent),
         cmocka_unit_test(test_invalid_values),
+        cmocka_unit_test(test_access_style),
         cmocka_unit_test(test_is_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
