@@ -6,7 +6,7 @@
  * over earlier ones, which win over ROMIO_HINTS.
  * The reserved MPI hint file_perm (octal permissions for a new file) is honoured:
  * it is checked here and kept in fd->info for Open; so is access_style (random: small
- * blocks and no read-ahead under "auto"), which libhcomp parses with its own hints.
+ * blocks under "auto"), which libhcomp parses with its own hints.
  */
 
 #include "ad_hcomp.h"

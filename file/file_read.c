@@ -413,8 +413,8 @@ static void advise_blocks(hcomp_file *f, const hcomp_piece *p, uint32_t lo, uint
     hcomp_segment *s = &f->segs[p->seg];
     hcomp_error ignored;
     uint64_t a, b, blocks;
-    if (hcomp_options_read_ahead(&f->opts) == 0 ||
-        hcomp_piece_blocks_place(p, lo, hi, &a, &b, &blocks) != 0 || hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
+    if (f->opts.read_ahead == 0 || hcomp_piece_blocks_place(p, lo, hi, &a, &b, &blocks) != 0 ||
+        hcomp_segment_emulated(f, s) || hcomp_segment_fd(f, s, p->start, 0, &ignored) != HCOMP_OK)
         return;
     int rc = hcomp_advise_willneed(s->fd, a, b - a);
     if (rc >= 0)
@@ -623,7 +623,7 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
         u.logical = p->start + a;
         u.nblk = 1;
         if (hi - b0 <= READ_AHEAD_FROM && hi < p->raw_len && t != NULL &&
-            p->codec == HCOMP_CODEC_NONE && f->ra_seq && hcomp_options_read_ahead(&f->opts) > 0) {
+            p->codec == HCOMP_CODEC_NONE && f->ra_seq && f->opts.read_ahead > 0) {
             if ((rc = span_ahead(f, w, t, &u, bs, hi)) != HCOMP_OK)
                 return hcomp_fail(err, rc, "%s: out of memory reading", f->path);
             z = hi < b0 + u.raw ? hi : b0 + u.raw;  /* the span goes past the read's end */
@@ -830,14 +830,13 @@ static size_t read_in_caller(hcomp_file *f, read_window *w)
 /* Hand the stored bytes the pool's jobs will read to the kernel at once (neighbours in a
  * segment merged), so that their I/O is queued together and the jobs' reads wait for it,
  * instead of one I/O in flight per thread: a cold window of 16 pieces otherwise reads at a
- * queue depth of two on two cores. Advice only; off with no read-ahead (hcomp_read_ahead=0,
- * or access_style=random under "auto"). */
+ * queue depth of two on two cores. Advice only; off with hcomp_read_ahead=0. */
 static void advise_window(hcomp_file *f, const read_window *w)
 {
     size_t jobs = 0;
     for (size_t k = 0; k < w->n; k++)
         jobs += f->units[k].in_job != 0;
-    if (hcomp_options_read_ahead(&f->opts) == 0 || jobs < 2)
+    if (f->opts.read_ahead == 0 || jobs < 2)
         return;
     for (size_t k = 0; k < w->n;) {
         const hcomp_read_unit *u = &f->units[k++];

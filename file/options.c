@@ -306,36 +306,13 @@ SIZE_HINT(write_buffer, write_buffer, 256u << 20,
           "a size up to 256MiB (e.g. 4MiB), or 0 to write every write at once")
 SIZE_HINT(flush_after, flush_after, 1u << 30,
           "a size up to 1GiB (e.g. 1MiB), or 0 to leave written bytes to the sync and the kernel")
-static int opt_parse_read_ahead(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
-{
-    if (strcmp(v, "auto") == 0) {
-        o->read_ahead = HCOMP_READ_AHEAD_AUTO;
-        return HCOMP_OK;
-    }
-    return parse_byte_count(key, v, 1u << 30, "\"auto\" (64MiB, none under access_style=random), "
-                            "a size up to 1GiB (e.g. 16MiB), or 0 for no read-ahead",
-                            &o->read_ahead, err);
-}
-
-static void opt_show_read_ahead(const hcomp_options *o, char *buf, size_t n)
-{
-    if (o->read_ahead == HCOMP_READ_AHEAD_AUTO)
-        snprintf(buf, n, "auto");
-    else
-        snprintf(buf, n, "%u", (unsigned) o->read_ahead);
-}
+SIZE_HINT(read_ahead, read_ahead, 1u << 30,
+          "a size up to 1GiB (e.g. 16MiB), or 0 for no read-ahead")
 
 int hcomp_options_access_random(const hcomp_options *o)
 {
     return (o->access & HCOMP_ACCESS_RANDOM) &&
            !(o->access & (HCOMP_ACCESS_SEQUENTIAL | HCOMP_ACCESS_REVERSE_SEQUENTIAL));
-}
-
-uint32_t hcomp_options_read_ahead(const hcomp_options *o)
-{
-    if (o->read_ahead != HCOMP_READ_AHEAD_AUTO)
-        return o->read_ahead;
-    return hcomp_options_access_random(o) ? 0 : HCOMP_READ_AHEAD_DEFAULT;
 }
 
 /* MPI-4.0 14.2.8: a comma-separated list of read_once, write_once, read_mostly,

@@ -15,8 +15,6 @@
 #define HCOMP_BLOCK_AUTO_BS (64u << 10)    /* and for floating-point data bit-shuffled when
                                              reads weigh (hcomp_options_block_size_bs) */
 #define HCOMP_BLOCK_AUTO_RANDOM (8u << 10) /* "auto" when access_style says random */
-#define HCOMP_READ_AHEAD_AUTO UINT32_MAX   /* hcomp_read_ahead "auto" (hcomp_options_read_ahead) */
-#define HCOMP_READ_AHEAD_DEFAULT (64u << 20)
 #define HCOMP_ACCESS_STYLE_MAX 1024        /* MPICH's MPI_MAX_INFO_VAL */
 
 /* MPI's reserved hint access_style (MPI-4.0 14.2.8), the values hcomp knows */
@@ -50,7 +48,7 @@ enum hcomp_access_style {
     X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync)                       \
     X("hcomp_reclaim", "auto", opt_parse_reclaim, opt_show_reclaim)                \
     X("hcomp_write_buffer", "0", opt_parse_write_buffer, opt_show_write_buffer)       \
-    X("hcomp_read_ahead", "auto", opt_parse_read_ahead, opt_show_read_ahead)         \
+    X("hcomp_read_ahead", "67108864", opt_parse_read_ahead, opt_show_read_ahead)     \
     X("hcomp_flush_after", "1048576", opt_parse_flush_after, opt_show_flush_after)  \
     X("hcomp_open_replay", "auto", opt_parse_open_replay, opt_show_open_replay)     \
     X("access_style", "", opt_parse_access_style, opt_show_access_style)
@@ -82,8 +80,7 @@ struct hcomp_options {
                                        for) each time this many were written (0: at
                                        sync only) */
     uint32_t read_ahead;            /* logical bytes a sequential reader's reads are ahead of
-                                       it, at most (0: none; file/read_ahead.c);
-                                       HCOMP_READ_AHEAD_AUTO: hcomp_options_read_ahead */
+                                       it, at most (0: none; file/read_ahead.c) */
     int open_replay;                /* 0 auto, 1 shared, 2 each: who replays the log in a
                                        collective open (the driver reads it:
                                        ad_hcomp_opencoll.c) */
@@ -119,12 +116,9 @@ uint32_t hcomp_options_block_size(const hcomp_options *o);
  * reads"). */
 uint32_t hcomp_options_block_size_bs(const hcomp_options *o);
 int hcomp_options_stats_on(const hcomp_options *o);
-/* access_style says random (and neither sequential nor reverse_sequential): a reader
- * that jumps about, which "auto" answers with small blocks and no read-ahead. */
+/* access_style says random (and neither sequential nor reverse_sequential): small reads
+ * here and there, which "auto" answers with small blocks. */
 int hcomp_options_access_random(const hcomp_options *o);
-/* The read-ahead in force: the hint's, or for "auto" HCOMP_READ_AHEAD_DEFAULT, and none
- * when access_style says random (file/read_ahead.c; docs/ENGINE.md, "Read-ahead"). */
-uint32_t hcomp_options_read_ahead(const hcomp_options *o);
 /* What the options ask of the engine. */
 void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings *set);
 

@@ -129,7 +129,7 @@ static void advise(hcomp_file *f, uint64_t from, uint64_t to, int most_only)
  * reader's) and the next runs not yet advised (the first hint's bytes of each). */
 static void stride_ahead(hcomp_file *f, uint64_t end)
 {
-    uint64_t max = hcomp_options_read_ahead(&f->opts), run = f->ra_run_start, len = f->ra_prev_len;
+    uint64_t max = f->opts.read_ahead, run = f->ra_run_start, len = f->ra_prev_len;
     uint64_t stride = f->ra_stride;
     if (max == 0)
         return;
@@ -173,7 +173,7 @@ static void new_run(hcomp_file *f, uint64_t off)
 
 void hcomp_read_ahead(hcomp_file *f, uint64_t off, uint64_t end)
 {
-    uint64_t max = hcomp_options_read_ahead(&f->opts);
+    uint64_t max = f->opts.read_ahead;
     if (end <= off)
         return;
     int fresh = off != f->ra_next;

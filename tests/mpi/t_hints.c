@@ -155,12 +155,11 @@ int main(int argc, char **argv)
 
     /* 6. MPI's access_style: shown as given (MPICH's test/mpi/io/setinfo asks for it back
      * verbatim), changed by set_info, values hcomp does not know taken; the data written
-     * under random (8 KiB blocks, no read-ahead) reads back whole and in parts */
+     * under random (8 KiB blocks) reads back whole and in parts */
     info = t_info(&t, "access_style", "write_once,random", NULL);
     fh = t_open(&t, t.target, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
     if (t.is_hcomp) {
         expect_hint(fh, "access_style", "write_once,random", "access_style at open");
-        expect_hint(fh, "hcomp_read_ahead", "auto", "access_style at open");
         expect_hint(fh, "hcomp_block_size", "auto", "access_style at open");
     }
     write_part(fh, &t, 0);
