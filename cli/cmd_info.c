@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "file/file_internal.h"
+#include "tiers/piece_header.h"
 
 static int info_one(const char *path)
 {
@@ -82,6 +83,20 @@ static int info_one(const char *path)
                cli_bytes(s.codec[c].raw_bytes, a), cli_bytes(s.codec[c].stored_bytes, b),
                (unsigned long long) s.codec[c].pieces,
                s.codec[c].stored_bytes ? (double) s.codec[c].raw_bytes / (double) s.codec[c].stored_bytes : 0.0);
+    }
+    /* the block sizes say what a small read of the file fetches (hcomp_block_size,
+     * access_style=random); pieces stored as they are are in 4 KiB blocks */
+    printf("  blocks\n");
+    for (int k = 0; k < HCOMP_STATS_FRAMES; k++) {
+        if (s.frame[k].pieces == 0)
+            continue;
+        char label[32];
+        if (k == 0)
+            snprintf(label, sizeof(label), "unframed");
+        else
+            cli_bytes(hcomp_frame_block_size((unsigned) k), label);
+        printf("    %-12s %10s data in %10s, %llu pieces\n", label, cli_bytes(s.frame[k].raw_bytes, a),
+               cli_bytes(s.frame[k].stored_bytes, b), (unsigned long long) s.frame[k].pieces);
     }
     return CLI_OK;
 }

@@ -20,7 +20,7 @@ void cli_usage(FILE *to)
         "usage: hcomp COMMAND [OPTIONS] FILE...\n"
         "FILE is the path of an hcomp file (what follows \"hcomp:\" in MPI_File_open).\n"
         "\n"
-        "  info FILE...                   size, pieces, tiers and codecs, ratio, format\n"
+        "  info FILE...                   size, pieces, tiers, codecs and blocks, ratio, format\n"
         "  export FILE OUT                decompress into a plain file (OUT \"-\": stdout)\n"
         "  import IN FILE                 store a plain file (IN \"-\": stdin) as an hcomp file\n"
         "  cat FILE [--offset N] [--length N]   logical bytes to stdout\n"

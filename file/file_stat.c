@@ -1,6 +1,9 @@
-/* Where a file's live bytes are: per tier and per codec. */
+/* Where a file's live bytes are: per tier, per codec and per block size. */
 #include "file_internal.h"
 #include "common/util.h"
+#include "tiers/piece_header.h"
+
+_Static_assert(HCOMP_STATS_FRAMES == HCOMP_FRAME_MAX + 1, "a stats slot for every framing");
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,7 @@ int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err)
         st->live_bytes += e->len;
         st->tier[t].raw_bytes += e->len;
         st->codec[p->codec].raw_bytes += e->len;
+        st->frame[p->frame].raw_bytes += e->len;
         if (!counted[e->piece]) {
             uint64_t stored = HCOMP_PIECE_HEADER_SIZE + (uint64_t) p->stored_len;
             counted[e->piece] = 1;
@@ -57,6 +61,8 @@ int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err)
             st->tier[t].stored_bytes += stored;
             st->codec[p->codec].pieces++;
             st->codec[p->codec].stored_bytes += stored;
+            st->frame[p->frame].pieces++;
+            st->frame[p->frame].stored_bytes += stored;
         }
     }
     free(counted);

@@ -157,6 +157,14 @@ for codec in blosc-lz4 blosc-zstd:9; do
     "$H" rm b.hc >/dev/null 2>&1
 done
 
+# MPI's access_style=random (8 KiB blocks under "auto"): info says what blocks the pieces are in
+rm -f r.hc
+expect "import with access_style=random" 0 "$H" import --no-progress --hint hcomp_codec=blosc-lz4 --hint access_style=random particles.dat r.hc
+expect "info of 8 KiB blocks" 0 "$H" info r.hc
+has "info: the blocks are 8 KiB" "^ +8\.0 KiB +2\.0 MiB data in"
+has "info: a blocks section" "^ +blocks$"
+"$H" rm r.hc >/dev/null 2>&1
+
 # import from a pipe, rm removes every piece
 head -c 700000 in.dat | "$H" import - p.hc >/dev/null 2>&1
 "$H" export p.hc p.out >/dev/null 2>&1

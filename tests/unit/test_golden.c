@@ -180,6 +180,16 @@ static void test_golden_versions(void **state)
         assert_true(coded > 0 && as_is > 0);
         uint32_t had = (uint32_t) f->npieces;
         assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        /* the statistics (hcomp info's "blocks") count every live piece under its framing */
+        hcomp_stats st;
+        assert_int_equal(hcomp_stat_path(path, &st, &e), HCOMP_OK);
+        assert_true(st.pieces > 0);
+        for (unsigned fr = 0; fr < HCOMP_STATS_FRAMES; fr++) {
+            int mine = fr == files[k].frame;
+            assert_int_equal(st.frame[fr].pieces, mine ? st.pieces : 0);
+            assert_int_equal(st.frame[fr].stored_bytes, mine ? st.stored_bytes : 0);
+            assert_int_equal(st.frame[fr].raw_bytes, mine ? st.live_bytes : 0);
+        }
         /* a write of today's library keeps the file's version and its pieces' kind */
         hcomp_options *o = hcomp_options_new();
         assert_int_equal(hcomp_options_set(o, "hcomp_config", config, &e), HCOMP_OK);
