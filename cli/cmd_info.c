@@ -29,7 +29,8 @@ static int info_one(const char *path)
     hcomp_file_close(f, NULL);
 
     hcomp_stats s;
-    if (hcomp_stat_path(path, &s, &err) != HCOMP_OK) {
+    hcomp_frame_stats frame[HCOMP_STATS_FRAMES];
+    if (hcomp_stat_path_frames(path, &s, frame, &err) != HCOMP_OK) {
         cli_error("info", "%s", err.msg);
         return CLI_FAILED;
     }
@@ -88,15 +89,15 @@ static int info_one(const char *path)
      * access_style=random); pieces stored as they are are in 4 KiB blocks */
     printf("  blocks\n");
     for (int k = 0; k < HCOMP_STATS_FRAMES; k++) {
-        if (s.frame[k].pieces == 0)
+        if (frame[k].pieces == 0)
             continue;
         char label[32];
         if (k == 0)
             snprintf(label, sizeof(label), "unframed");
         else
             cli_bytes(hcomp_frame_block_size((unsigned) k), label);
-        printf("    %-12s %10s data in %10s, %llu pieces\n", label, cli_bytes(s.frame[k].raw_bytes, a),
-               cli_bytes(s.frame[k].stored_bytes, b), (unsigned long long) s.frame[k].pieces);
+        printf("    %-12s %10s data in %10s, %llu pieces\n", label, cli_bytes(frame[k].raw_bytes, a),
+               cli_bytes(frame[k].stored_bytes, b), (unsigned long long) frame[k].pieces);
     }
     return CLI_OK;
 }

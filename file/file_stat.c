@@ -1,6 +1,7 @@
 /* Where a file's live bytes are: per tier, per codec and per block size. */
 #include "file_internal.h"
 #include "common/util.h"
+#include "tools.h"
 #include "tiers/piece_header.h"
 
 _Static_assert(HCOMP_STATS_FRAMES == HCOMP_FRAME_MAX + 1, "a stats slot for every framing");
@@ -33,7 +34,17 @@ static size_t tier_slot(hcomp_stats *st, const hcomp_segment *s)
 
 int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err)
 {
+    return hcomp_stat_path_frames(path, st, NULL, err);
+}
+
+int hcomp_stat_path_frames(const char *path, hcomp_stats *st,
+                           hcomp_frame_stats frames[HCOMP_STATS_FRAMES], hcomp_error *err)
+{
     memset(st, 0, sizeof(*st));
+    hcomp_frame_stats ignored[HCOMP_STATS_FRAMES];
+    if (frames == NULL)
+        frames = ignored;
+    memset(frames, 0, sizeof(ignored));
     hcomp_file *f;
     int rc = hcomp_file_open_replay(path, &f, err);
     if (rc != HCOMP_OK)
@@ -51,7 +62,7 @@ int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err)
         st->live_bytes += e->len;
         st->tier[t].raw_bytes += e->len;
         st->codec[p->codec].raw_bytes += e->len;
-        st->frame[p->frame].raw_bytes += e->len;
+        frames[p->frame].raw_bytes += e->len;
         if (!counted[e->piece]) {
             uint64_t stored = HCOMP_PIECE_HEADER_SIZE + (uint64_t) p->stored_len;
             counted[e->piece] = 1;
@@ -61,8 +72,8 @@ int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err)
             st->tier[t].stored_bytes += stored;
             st->codec[p->codec].pieces++;
             st->codec[p->codec].stored_bytes += stored;
-            st->frame[p->frame].pieces++;
-            st->frame[p->frame].stored_bytes += stored;
+            frames[p->frame].pieces++;
+            frames[p->frame].stored_bytes += stored;
         }
     }
     free(counted);

@@ -16,6 +16,20 @@ typedef struct hcomp_tool_io {
     void *ctx;
 } hcomp_tool_io;
 
+/* The live pieces by the blocks they are framed in (docs/FORMAT.md): [0] unframed (format
+ * version 1), [k] blocks of 4 KiB << (k - 1). Kept out of hcomp_stats, whose size is
+ * part of the library's ABI. */
+#define HCOMP_STATS_FRAMES 16
+typedef struct hcomp_frame_stats {
+    uint64_t raw_bytes;         /* logical bytes they hold */
+    uint64_t stored_bytes;      /* headers included */
+    uint64_t pieces;
+} hcomp_frame_stats;
+
+/* hcomp_stat_path, and when frames is not NULL the same pieces by framing. */
+int hcomp_stat_path_frames(const char *path, hcomp_stats *st,
+                           hcomp_frame_stats frames[HCOMP_STATS_FRAMES], hcomp_error *err);
+
 typedef struct hcomp_fsck_result {
     /* the mapping file */
     int map_missing;            /* there is no mapping file at the path */

@@ -135,7 +135,6 @@ HCOMP_API int hcomp_file_delete(const char *path, hcomp_error *err);
 /* ---- statistics ------------------------------------------------------------ */
 
 #define HCOMP_STATS_MAX_TIERS 16
-#define HCOMP_STATS_FRAMES 16       /* unframed, and the fifteen block sizes 4 KiB to 64 MiB */
 
 typedef struct hcomp_stats {
     uint64_t logical_size;      /* the file's size */
@@ -155,13 +154,6 @@ typedef struct hcomp_stats {
         uint64_t stored_bytes;
         uint64_t pieces;
     } codec[HCOMP_CODEC_COUNT];
-    /* by the blocks pieces are framed in (docs/FORMAT.md): [0] unframed (format
-     * version 1), [k] blocks of 4 KiB << (k - 1), as hcomp_block_size sets them */
-    struct {
-        uint64_t raw_bytes;
-        uint64_t stored_bytes;
-        uint64_t pieces;
-    } frame[HCOMP_STATS_FRAMES];
 } hcomp_stats;
 
 /* Statistics of the live data of the file at path (all writers, as on disk). */
