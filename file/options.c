@@ -396,9 +396,9 @@ uint32_t hcomp_options_block_size(const hcomp_options *o)
 uint32_t hcomp_options_block_size_bs(const hcomp_options *o)
 {
     int reads = o->priority == HCOMP_PRIO_READ_AFTER_WRITE || o->priority == HCOMP_PRIO_READ_BANDWIDTH;
-    return o->block_size == 0 && reads && !o->weights_set && !hcomp_options_access_random(o)
-               ? HCOMP_BLOCK_AUTO_BS
-                                                          : hcomp_options_block_size(o);
+    if (o->block_size == 0 && reads && !o->weights_set && !hcomp_options_access_random(o))
+        return HCOMP_BLOCK_AUTO_BS;
+    return hcomp_options_block_size(o);
 }
 
 static int opt_parse_threads(hcomp_options *o, const char *key, const char *v, hcomp_error *err)

@@ -105,9 +105,10 @@ enum hcomp_priority {
 const char *hcomp_options_seed_path(const hcomp_options *o);
 /* The block size pieces are framed in: the hint's, or for "auto" HCOMP_BLOCK_AUTO_RANDOM
  * when access_style says random (a 4 KiB read then fetches about 8 KiB), else
- * HCOMP_BLOCK_AUTO, except under the archival priority (its preset weights): the largest power of two that fits in
- * a piece, so that each piece is one block (a compressor sees the whole piece: 0.1-0.2%
- * more ratio for bit-shuffled zstd on particles; reads fetch whole pieces). */
+ * HCOMP_BLOCK_AUTO, except under the archival priority (its preset weights): the largest
+ * power of two that fits in a piece, so that each piece is one block (a compressor sees
+ * the whole piece: 0.1-0.2% more ratio for bit-shuffled zstd on particles; reads fetch
+ * whole pieces). */
 uint32_t hcomp_options_block_size(const hcomp_options *o);
 /* Those of pieces of floating-point data in a bit-shuffled form: HCOMP_BLOCK_AUTO_BS for
  * "auto" under the priorities that weigh reads (read_after_write, the default, and
