@@ -111,15 +111,16 @@ static uint64_t random_reads_fetch(hcomp_file *f, const unsigned char *d, uint64
     return (uint64_t) proc_bytes_read() - before;
 }
 
-/* 4 KiB reads of a file of 1 MiB pieces in 8 KiB blocks fetch their blocks, not their
- * pieces (nor the tables of the whole file). */
-static void test_small_reads_fetch_blocks(void **state)
+/* 4 KiB reads of a file of 1 MiB zstd pieces in 8 KiB blocks (the hint key=value gives
+ * them) fetch their blocks, not their pieces (nor the tables of the whole file); the
+ * bytes read back, whole too; the statistics count every piece in 8 KiB blocks. */
+static void small_reads_fetch_blocks(fixture *fx, const char *key, const char *value,
+                                     const char *name)
 {
-    fixture *fx = *state;
     set_opt(fx, "hcomp_codec", "zstd");
-    set_opt(fx, "hcomp_block_size", "8192");
+    set_opt(fx, key, value);
     char path[PATH_MAX];
-    file_path(fx, "sparse-reads", path, sizeof(path));
+    file_path(fx, name, path, sizeof(path));
     const uint64_t len = 8u << 20;
     unsigned char *d = mixed_data(len, 11);
     write_whole(fx, path, d, len);
@@ -129,10 +130,33 @@ static void test_small_reads_fetch_blocks(void **state)
     /* a 4 KiB read touches at most two blocks, a piece header and table each */
     uint64_t most = (uint64_t) reads * 2 * (8192 + 16 + 8 + 8 * 128);
     if (touched > most)
-        fail_msg("%d reads of 4 KiB fetched %llu bytes (at most %llu expected; a piece is 1 MiB)",
-                 reads, (unsigned long long) touched, (unsigned long long) most);
+        fail_msg("%s=%s: %d reads of 4 KiB fetched %llu bytes (at most %llu expected; a piece "
+                 "is 1 MiB)", key, value, reads, (unsigned long long) touched,
+                 (unsigned long long) most);
+    for (size_t i = 0; i < f->npieces; i++) {
+        assert_int_equal(f->pieces[i].codec, HCOMP_CODEC_ZSTD);
+        assert_int_equal(hcomp_frame_block_size(f->pieces[i].frame), 8192);
+    }
+    expect_bytes(f, d, len, 0);
     close_ok(f);
+    hcomp_stats st;
+    hcomp_frame_stats frame[HCOMP_STATS_FRAMES];
+    hcomp_error e;
+    assert_int_equal(hcomp_stat_path_frames(path, &st, frame, &e), HCOMP_OK);
+    assert_int_equal(frame[hcomp_frame_of_block_size(8192)].pieces, st.pieces);
+    assert_int_equal(frame[hcomp_frame_of_block_size(8192)].raw_bytes, len);
     free(d);
+}
+
+static void test_small_reads_fetch_blocks(void **state)
+{
+    small_reads_fetch_blocks(*state, "hcomp_block_size", "8192", "sparse-reads");
+}
+
+/* MPI's access_style=random gives the same blocks under "auto" */
+static void test_access_random_file(void **state)
+{
+    small_reads_fetch_blocks(*state, "access_style", "random", "random-access");
 }
 
 /* Pieces that do not compress are framed in 4 KiB blocks whatever the block size (here
@@ -751,41 +775,6 @@ static void test_block_size_access_random(void **state)
     assert_int_equal(hcomp_options_block_size(o), 65536);
     assert_int_equal(hcomp_options_block_size_bs(o), 65536);
     hcomp_options_free(o);
-}
-
-/* A file written with access_style=random: its compressed pieces are in 8 KiB blocks, and
- * 4 KiB reads of it fetch about 8 KiB each (a piece's header and table besides), read
- * back right, whole too. */
-static void test_access_random_file(void **state)
-{
-    fixture *fx = *state;
-    set_opt(fx, "hcomp_codec", "zstd");
-    set_opt(fx, "access_style", "random");
-    char path[PATH_MAX];
-    file_path(fx, "random-access", path, sizeof(path));
-    const uint64_t len = 4u << 20;
-    unsigned char *d = mixed_data(len, 12);
-    write_whole(fx, path, d, len);
-    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
-    const int reads = 32;
-    uint64_t touched = random_reads_fetch(f, d, len, reads, 7);
-    for (size_t i = 0; i < f->npieces; i++) {
-        assert_int_equal(f->pieces[i].codec, HCOMP_CODEC_ZSTD);
-        assert_int_equal(hcomp_frame_block_size(f->pieces[i].frame), 8192);
-    }
-    uint64_t most = (uint64_t) reads * 2 * (8192 + 16 + 8 + 8 * 128);
-    if (touched > most)
-        fail_msg("%d reads of 4 KiB fetched %llu bytes (at most %llu expected)", reads,
-                 (unsigned long long) touched, (unsigned long long) most);
-    expect_bytes(f, d, len, 0);
-    close_ok(f);
-    hcomp_stats st;
-    hcomp_frame_stats frame[HCOMP_STATS_FRAMES];
-    hcomp_error e;
-    assert_int_equal(hcomp_stat_path_frames(path, &st, frame, &e), HCOMP_OK);
-    assert_int_equal(frame[hcomp_frame_of_block_size(8192)].pieces, st.pieces);
-    assert_int_equal(frame[hcomp_frame_of_block_size(8192)].raw_bytes, len);
-    free(d);
 }
 
 int main(void)
