@@ -96,10 +96,13 @@ int hcomp_frame_check_raw(const unsigned char *table, size_t table_len, const un
     return HCOMP_OK;
 }
 
-int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *payload,
-                       uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
-                       unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad,
-                       int *bad_crc)
+/* The blocks of a framed payload in turn: checksum, then (out not NULL) decoding, into
+ * out + i * block_size, or into out itself when one_out (a scan). Without damaged it stops
+ * at the first damaged block (*bad); with it, flags each and goes on. */
+static int frame_walk(const hcomp_codec *c, int filter, const unsigned char *payload,
+                      uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
+                      unsigned char *out, int one_out, unsigned char **tmp, size_t *tmp_cap,
+                      int64_t *bad, int *bad_crc, unsigned char *damaged, uint32_t *ndamaged)
 {
     *bad = -1;
     if (bad_crc != NULL)
@@ -117,22 +120,49 @@ int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *pa
     for (uint32_t i = 0; i < n; i++) {
         uint32_t raw = i + 1 < n ? block_size : raw_len - i * block_size;
         uint32_t s = hcomp_block_stored(payload, i);
-        *bad = i;
-        if (hcomp_crc32(in, s) != hcomp_block_crc(payload, i)) {
-            if (bad_crc != NULL)
-                *bad_crc = 1;
-            return HCOMP_E_CORRUPT;
-        }
-        if (dst != NULL) {
-            unsigned char *out = dst + (size_t) i * block_size;
+        int crc_bad = hcomp_crc32(in, s) != hcomp_block_crc(payload, i), ok = !crc_bad;
+        if (ok && out != NULL) {
+            unsigned char *o = one_out ? out : out + (size_t) i * block_size;
             if (s == raw)
-                memcpy(out, in, raw);
-            else if (c->id == HCOMP_CODEC_NONE ||
-                     hcomp_filter_decode(c, filter, in, s, out, raw, tmp, tmp_cap) != HCOMP_OK)
-                return HCOMP_E_CORRUPT;
+                memcpy(o, in, raw);
+            else
+                ok = c->id != HCOMP_CODEC_NONE &&
+                     hcomp_filter_decode(c, filter, in, s, o, raw, tmp, tmp_cap) == HCOMP_OK;
         }
         in += s;
+        if (ok)
+            continue;
+        if (damaged == NULL) {
+            *bad = i;
+            if (bad_crc != NULL)
+                *bad_crc = crc_bad;
+            return HCOMP_E_CORRUPT;
+        }
+        damaged[i] = crc_bad ? 1 : 2;
+        ++*ndamaged;
     }
-    *bad = -1;
     return HCOMP_OK;
+}
+
+int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *payload,
+                       uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
+                       unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad,
+                       int *bad_crc)
+{
+    return frame_walk(c, filter, payload, stored_len, raw_len, block_size, dst, 0, tmp, tmp_cap,
+                      bad, bad_crc, NULL, NULL);
+}
+
+int hcomp_frame_scan(const hcomp_codec *c, int filter, const unsigned char *payload,
+                     uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
+                     unsigned char *out, unsigned char **tmp, size_t *tmp_cap,
+                     unsigned char *damaged, uint32_t *ndamaged)
+{
+    int64_t bad;
+    *ndamaged = 0;
+    if (block_size == 0)        /* the caller's, from the piece's record */
+        return HCOMP_E_CORRUPT;
+    memset(damaged, 0, hcomp_frame_blocks(raw_len, block_size));
+    return frame_walk(c, filter, payload, stored_len, raw_len, block_size, out, 1, tmp, tmp_cap,
+                      &bad, NULL, damaged, ndamaged);
 }

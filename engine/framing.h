@@ -44,4 +44,13 @@ int hcomp_frame_decode(const hcomp_codec *c, int filter, const unsigned char *pa
                        unsigned char *dst, unsigned char **tmp, size_t *tmp_cap, int64_t *bad,
                        int *bad_crc);
 
+/* fsck: every block of a framed payload checked as hcomp_frame_decode checks it (each
+ * decoded into out, block_size bytes), the damaged ones flagged in damaged[0..blocks) (1:
+ * its checksum does not match, 2: it does but does not decode) and counted in *ndamaged. HCOMP_E_CORRUPT when the table itself does not fit the piece (no
+ * block can be told), else HCOMP_OK. */
+int hcomp_frame_scan(const hcomp_codec *c, int filter, const unsigned char *payload,
+                     uint32_t stored_len, uint32_t raw_len, uint32_t block_size,
+                     unsigned char *out, unsigned char **tmp, size_t *tmp_cap,
+                     unsigned char *damaged, uint32_t *ndamaged);
+
 #endif

@@ -130,6 +130,8 @@ struct hcomp_file {
     size_t rbuf_cap;
     unsigned char *unfilter;   /* decoded bytes before the filter is undone */
     size_t unfilter_cap;
+    unsigned char *scan_out;   /* one decoded block of hcomp_piece_scan_blocks (fsck) */
+    size_t scan_out_cap;
     /* the logical bytes of the blocks decoded last (least recently used goes first):
      * a piece's bytes never change, so entries stay valid until the pieces are
      * renumbered (a log snapshot) */
@@ -336,6 +338,11 @@ int hcomp_reclaim(hcomp_file *f, int full, const struct hcomp_tool_io *io,
 
 /* file/file_read.c */
 int hcomp_piece_load(hcomp_file *f, uint32_t piece, unsigned char *dst, hcomp_error *err);
+/* fsck: each block of a framed piece read, checked and decoded, the damaged ones flagged in
+ * damaged[0..blocks) and counted in *ndamaged; an error when the piece cannot be read or
+ * its header or block table is damaged (then no block can be told). */
+int hcomp_piece_scan_blocks(hcomp_file *f, uint32_t piece, unsigned char *damaged,
+                            uint32_t *ndamaged, hcomp_error *err);
 /* Read a piece as stored (its 16-byte header into hdr, its stored_len bytes into payload)
  * and check it: the header against the mapping file, the payload against its checksum. */
 int hcomp_piece_fetch(hcomp_file *f, uint32_t piece, unsigned char *hdr, unsigned char *payload,

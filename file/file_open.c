@@ -162,6 +162,7 @@ static void file_free(hcomp_file *f)
     free(f->scratch);
     free(f->rbuf);
     free(f->unfilter);
+    free(f->scan_out);
     hcomp_read_cache_clear(f, 1);
     hcomp_bytes_free(&f->batch);
     pthread_cond_destroy(&f->drain_wake);

@@ -148,8 +148,10 @@ static int header_mismatch(hcomp_file *f, const hcomp_piece *p, hcomp_error *err
                       s->path, s->tier);
 }
 
-int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned char *payload,
-                      hcomp_error *err)
+/* The piece's header and stored bytes read into hdr and payload, the header checked
+ * against its record and the filter against its codec; the payload is not checked. */
+static int piece_read_unchecked(hcomp_file *f, uint32_t idx, unsigned char *hdr,
+                                unsigned char *payload, hcomp_error *err)
 {
     const hcomp_piece *p = &f->pieces[idx];
     hcomp_segment *s = &f->segs[p->seg];
@@ -177,11 +179,30 @@ int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned 
     if (!hcomp_filter_fits(p->filter, c))
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: filter %u (unknown, or not one codec %s "
                           "carries) in %s", f->path, (unsigned) p->filter, c->name, s->path);
+    return HCOMP_OK;
+}
+
+/* The table's checksum of a framed piece against its record (a table that fails it
+ * tells nothing of the blocks). */
+static int table_crc_ok(const hcomp_piece *p, const unsigned char *payload)
+{
+    return hcomp_crc32(payload, hcomp_block_table_size(hcomp_frame_blocks(
+                                    p->raw_len, piece_block_size(p)))) == p->crc;
+}
+
+int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned char *payload,
+                      hcomp_error *err)
+{
+    int rc = piece_read_unchecked(f, idx, hdr, payload, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    const hcomp_piece *p = &f->pieces[idx];
+    const hcomp_segment *s = &f->segs[p->seg];
+    const hcomp_codec *c = hcomp_codec_by_id(p->codec);
     int64_t bad = -1;
     int ok = p->frame == 0
                  ? hcomp_crc32(payload, p->stored_len) == p->crc
-                 : hcomp_crc32(payload, hcomp_block_table_size(hcomp_frame_blocks(
-                                            p->raw_len, piece_block_size(p)))) == p->crc &&
+                 : table_crc_ok(p, payload) &&
                        hcomp_frame_decode(c, p->filter, payload, p->stored_len, p->raw_len,
                                           piece_block_size(p), NULL, NULL, NULL, &bad,
                                           NULL) == HCOMP_OK;
@@ -194,6 +215,37 @@ int hcomp_piece_fetch(hcomp_file *f, uint32_t idx, unsigned char *hdr, unsigned 
                           (unsigned long long) (p->start + b),
                           (unsigned long long) (p->start + (e < p->raw_len ? e : p->raw_len)));
     }
+    return HCOMP_OK;
+}
+
+int hcomp_piece_scan_blocks(hcomp_file *f, uint32_t idx, unsigned char *damaged,
+                            uint32_t *ndamaged, hcomp_error *err)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    *ndamaged = 0;
+    int rc = hcomp_piece_size_ok(f, p, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    if (p->frame == 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "%s: the piece at logical %llu is not framed in "
+                          "blocks", f->path, (unsigned long long) p->start);
+    uint32_t bs = piece_block_size(p);
+    if (hcomp_grow(&f->rbuf, &f->rbuf_cap, p->stored_len ? p->stored_len : 1) != 0 ||
+        hcomp_grow(&f->scan_out, &f->scan_out_cap, bs) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading a piece", f->path);
+    unsigned char hdr[HCOMP_PIECE_HEADER_SIZE];
+    if ((rc = piece_read_unchecked(f, idx, hdr, f->rbuf, err)) != HCOMP_OK)
+        return rc;
+    const hcomp_segment *s = &f->segs[p->seg];
+    if (!table_crc_ok(p, f->rbuf) ||
+        hcomp_frame_scan(hcomp_codec_by_id(p->codec), p->filter, f->rbuf, p->stored_len,
+                         p->raw_len, bs, f->scan_out, &f->unfilter, &f->unfilter_cap, damaged,
+                         ndamaged) != HCOMP_OK)
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the block table of the piece at %llu of %s "
+                          "(tier \"%s\", logical bytes [%llu, %llu)) is damaged", f->path,
+                          (unsigned long long) p->seg_off, s->path, s->tier,
+                          (unsigned long long) p->start,
+                          (unsigned long long) (p->start + p->raw_len));
     return HCOMP_OK;
 }
 

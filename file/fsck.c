@@ -200,6 +200,74 @@ static void find_temporaries(const char *path, int repair, const hcomp_tool_io *
     closedir(d);
 }
 
+/* The live bytes of piece idx held by [a, b) of its logical bytes. */
+static uint64_t live_in(const hcomp_file *f, uint32_t idx, uint64_t a, uint64_t b)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < f->map.n; i++) {
+        const hcomp_extent *x = &f->map.v[i];
+        if (x->piece != idx)
+            continue;
+        uint64_t lo = x->piece_off > a ? x->piece_off : a;
+        uint64_t hi = x->piece_off + x->len < b ? x->piece_off + x->len : b;
+        n += hi > lo ? hi - lo : 0;
+    }
+    return n;
+}
+
+/* A framed piece that failed to load: its blocks one by one, each run of damaged blocks
+ * said with its logical range and live bytes, since only the reads that touch them fail.
+ * 1 and *lost the live bytes they hold, or 0 when the blocks cannot be told apart (the
+ * piece's header or table is damaged: the caller says the whole piece). */
+static int damaged_blocks(hcomp_file *f, uint32_t idx, const hcomp_tool_io *io, uint64_t *lost)
+{
+    const hcomp_piece *p = &f->pieces[idx];
+    uint32_t bs = hcomp_frame_block_size(p->frame);
+    uint32_t n = hcomp_frame_blocks(p->raw_len, bs), nbad = 0;
+    unsigned char *damaged = malloc(n ? n : 1);
+    hcomp_error e;
+    if (damaged == NULL || hcomp_piece_scan_blocks(f, idx, damaged, &nbad, &e) != HCOMP_OK ||
+        nbad == 0) {
+        free(damaged);
+        return 0;
+    }
+    uint64_t total = 0;
+    uint32_t dead = 0;
+    for (uint32_t k = 0; k < n;) {
+        if (!damaged[k]) {
+            k++;
+            continue;
+        }
+        uint32_t j = k;
+        int crc = 1;
+        while (j < n && damaged[j])
+            crc &= damaged[j++] == 1;
+        uint64_t a = (uint64_t) k * bs, b = (uint64_t) j * bs < p->raw_len ? (uint64_t) j * bs
+                                                                          : p->raw_len;
+        uint64_t live = live_in(f, idx, a, b);
+        total += live;
+        if (live)
+            hcomp_fsck_say(io, "DAMAGED: %llu live bytes in logical bytes [%llu, %llu) cannot be "
+                           "read: %s in %u block(s) of %u bytes of the piece at %llu of %s (tier "
+                           "\"%s\"); the rest of the piece reads", (unsigned long long) live,
+                           (unsigned long long) (p->start + a), (unsigned long long) (p->start + b),
+                           crc ? "checksum mismatch" : "blocks that pass their checksums but "
+                           "do not decode", j - k, bs, (unsigned long long) p->seg_off,
+                           f->segs[p->seg].path, f->segs[p->seg].tier);
+        else
+            dead += j - k;
+        k = j;
+    }
+    if (dead)   /* overwritten since: no read fails, but the medium damaged them */
+        hcomp_fsck_say(io, "DAMAGED: %u blocks of the piece at %llu of %s (tier \"%s\") that "
+                       "hold no live byte fail their checksums", dead,
+                       (unsigned long long) p->seg_off, f->segs[p->seg].path,
+                       f->segs[p->seg].tier);
+    free(damaged);
+    *lost = total;
+    return 1;
+}
+
 /* Read every live piece back (header, checksum, decoding). */
 static int check_pieces(hcomp_file *f, const hcomp_tool_io *io, hcomp_fsck_result *res,
                         hcomp_error *err)
@@ -238,10 +306,15 @@ static int check_pieces(hcomp_file *f, const hcomp_tool_io *io, hcomp_fsck_resul
         } else {
             if (!sane || hcomp_piece_load(f, (uint32_t) i, buf, &e) != HCOMP_OK) {
                 res->bad_pieces++;
-                res->unreadable_bytes += live[i];
-                hcomp_fsck_say(io, "DAMAGED: %llu live bytes from logical offset %llu cannot be "
-                               "read: %s", (unsigned long long) live[i],
-                               (unsigned long long) p->start, e.msg);
+                uint64_t lost = 0;
+                if (!sane || !p->frame || !damaged_blocks(f, (uint32_t) i, io, &lost)) {
+                    /* unframed, or its header or table is damaged: the whole piece */
+                    lost = live[i];
+                    hcomp_fsck_say(io, "DAMAGED: %llu live bytes from logical offset %llu "
+                                   "cannot be read: %s", (unsigned long long) live[i],
+                                   (unsigned long long) p->start, e.msg);
+                }
+                res->unreadable_bytes += lost;
             }
         }
         done += p->raw_len;

@@ -348,6 +348,18 @@ static void test_sequential_small_reads_take_blocks_ahead(void **state)
     free(d);
 }
 
+/* What fsck says, line after line (hcomp_tool_io.say) */
+typedef struct fsck_lines {
+    char text[4096];
+} fsck_lines;
+
+static void fsck_line(void *ctx, const char *line)
+{
+    fsck_lines *l = ctx;
+    size_t n = strlen(l->text);
+    snprintf(l->text + n, sizeof(l->text) - n, "%s\n", line);
+}
+
 static void test_damaged_block(void **state)
 {
     fixture *fx = *state;
@@ -375,14 +387,30 @@ static void test_damaged_block(void **state)
     expect_bytes(f, d, 65536, 0);
     expect_bytes(f, d + 131072, len - 131072, 131072);
     close_ok(f);
-    /* fsck finds the piece damaged and names the range */
+    /* fsck finds the piece damaged and names the block's range, and only its bytes are
+     * unreadable; then with block 6 of that piece damaged too, two ranges */
     hcomp_fsck_result res;
     hcomp_error e;
-    assert_int_equal(hcomp_fsck(path, NULL, 0, NULL, &res, &e), HCOMP_OK);
+    fsck_lines said = {0};
+    hcomp_tool_io io = {.say = fsck_line, .ctx = &said};
+    assert_int_equal(hcomp_fsck(path, NULL, 0, &io, &res, &e), HCOMP_OK);
+    assert_true(res.bad_pieces == 1 && res.problems);
+    assert_int_equal(res.unreadable_bytes, 8192);
+    if (strstr(said.text, "[90112, 98304)") == NULL || strstr(said.text, "[65536,") != NULL)
+        fail_msg("fsck said: %s", said.text);
+    uint32_t stored6;
+    uint64_t at6 = block_at(seg, piece_end(seg, 0), 6, &stored6);
+    flip_byte(seg, (off_t) (at6 + stored6 / 2));
+    said.text[0] = '\0';
+    assert_int_equal(hcomp_fsck(path, NULL, 0, &io, &res, &e), HCOMP_OK);
     assert_true(res.bad_pieces == 1);
+    assert_int_equal(res.unreadable_bytes, 16384);
+    if (strstr(said.text, "[90112, 98304)") == NULL || strstr(said.text, "[114688, 122880)") == NULL)
+        fail_msg("fsck said: %s", said.text);
+    flip_byte(seg, (off_t) (at6 + stored6 / 2));
     flip_byte(seg, (off_t) (at + stored / 2));
     assert_int_equal(hcomp_fsck(path, NULL, 0, NULL, &res, &e), HCOMP_OK);
-    assert_true(res.bad_pieces == 0 && res.problems == 0);
+    assert_true(res.bad_pieces == 0 && res.problems == 0 && res.unreadable_bytes == 0);
     free(d);
 }
 
