@@ -4,6 +4,33 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+/* What the handle's reads did, and the advice given for them */
+static void read_lines(FILE *out, const hcomp_file_stats *s)
+{
+    if (s->reads)
+        fprintf(out, "  reads: %llu calls, %llu bytes in %.3f s; %llu stored bytes fetched from "
+                "the tiers in %llu blocks or pieces, %llu bytes decoded (the rest stored as "
+                "they are), %llu bytes from the block cache\n", (unsigned long long) s->reads,
+                (unsigned long long) s->read_bytes, s->t_read,
+                (unsigned long long) s->read_fetched, (unsigned long long) s->read_units,
+                (unsigned long long) s->read_decoded, (unsigned long long) s->read_cached);
+    if (s->readahead_bytes)
+        fprintf(out, "  read ahead of sequential reads: %llu stored bytes\n",
+                (unsigned long long) s->readahead_bytes);
+    if (s->block_advice_bytes)
+        fprintf(out, "  advised before their pieces' tables were read: %llu stored bytes\n",
+                (unsigned long long) s->block_advice_bytes);
+    if (s->advice_cached_bytes)
+        fprintf(out, "  not advised, in the page cache already: %llu stored bytes\n",
+                (unsigned long long) s->advice_cached_bytes);
+}
+
+void hcomp_stats_print_reads(FILE *out, const char *path, const hcomp_file_stats *s)
+{
+    fprintf(out, "hcomp stats for %s (hcomp file, read only by this handle):\n", path);
+    read_lines(out, s);
+}
+
 void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
                        const hcomp_tier_config *cfg)
 {
@@ -28,15 +55,7 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
     if (s->flush_behind_bytes)
         fprintf(out, "  sent to storage as written (hcomp_flush_after): %llu stored bytes\n",
                 (unsigned long long) s->flush_behind_bytes);
-    if (s->readahead_bytes)
-        fprintf(out, "  read ahead of sequential reads: %llu stored bytes\n",
-                (unsigned long long) s->readahead_bytes);
-    if (s->block_advice_bytes)
-        fprintf(out, "  advised before their pieces' tables were read: %llu stored bytes\n",
-                (unsigned long long) s->block_advice_bytes);
-    if (s->advice_cached_bytes)
-        fprintf(out, "  not advised, in the page cache already: %llu stored bytes\n",
-                (unsigned long long) s->advice_cached_bytes);
+    read_lines(out, s);
     if (s->overwritten_freed || s->t_punch > 0)
         fprintf(out, "  freed as writes overwrote pieces: %llu bytes in %.6f s\n",
                 (unsigned long long) s->overwritten_freed, s->t_punch);

@@ -33,6 +33,15 @@ typedef struct hcomp_file_stats {
     uint64_t codec_pieces[HCOMP_CODEC_COUNT], shuffled_pieces;
     uint64_t drained_bytes, drain_errors;   /* background drain */
     uint64_t sync_moved_bytes;  /* copied off volatile tiers by durable syncs */
+    /* reads (file/file_read.c; printed at close with hcomp_stats, by readers too) */
+    uint64_t reads, read_bytes;     /* calls, logical bytes they returned */
+    double t_read;                  /* wall time inside them */
+    uint64_t read_fetched;          /* stored bytes read from the tiers: blocks, pieces and
+                                       their headers and tables */
+    uint64_t read_units;            /* blocks or pieces fetched (neighbours as one) */
+    uint64_t read_decoded;          /* logical bytes of them that were decoded (the rest
+                                       stored as they are: checked only) */
+    uint64_t read_cached;           /* logical bytes copied from the decoded-block cache */
     uint64_t readahead_bytes;   /* stored bytes advised ahead of sequential and strided reads */
     uint64_t flush_behind_bytes;    /* stored bytes sent to storage as they were written
                                        (hcomp_flush_after), ahead of any sync */
@@ -56,6 +65,8 @@ typedef struct hcomp_file_stats {
 /* Human-readable report. */
 void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
                        const hcomp_tier_config *cfg);
+/* The reads' part of it alone (a handle that wrote nothing). */
+void hcomp_stats_print_reads(FILE *out, const char *path, const hcomp_file_stats *s);
 /* JSON text (malloc'd) for the mapping file's STATS record. */
 char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg);
 

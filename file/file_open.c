@@ -400,6 +400,8 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
         hcomp_reclaim_at_close(f);
     if (f->writable && !gone && f->stats.tasks > 0 && hcomp_options_stats_on(&f->opts))
         hcomp_stats_print(stderr, f->path, &f->stats, &f->cfg);
+    else if (f->stats.reads > 0 && hcomp_options_stats_on(&f->opts))
+        hcomp_stats_print_reads(stderr, f->path, &f->stats);
     if (f->eng.pred) {
         int erc = hcomp_engine_close(&f->eng, rc == HCOMP_OK ? err : NULL);
         if (rc == HCOMP_OK)

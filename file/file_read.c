@@ -413,6 +413,7 @@ static int piece_pread(hcomp_file *f, uint32_t idx, unsigned char *buf, size_t l
     double t0 = hcomp_now();
     long long got = hcomp_pread_full(s->fd, buf, len, p->seg_off);
     emulate_read(f, s, got > 0 ? (uint64_t) got : 0, t0);
+    f->stats.read_fetched += got > 0 ? (uint64_t) got : 0;
     if (got < 0)
         return hcomp_fail_errno(err, errno, "%s: reading %s (tier \"%s\")", f->path, s->path, s->tier);
     if ((size_t) got < len)
@@ -653,6 +654,7 @@ static int plan_piece(hcomp_file *f, read_window *w, uint32_t idx, uint32_t lo, 
             uint64_t span_end = (uint64_t) (cs->block + cs->nblk) * bs;
             uint32_t zz = span_end < hi ? (uint32_t) span_end : hi;
             memcpy(to, cs->buf + (size_t) (k - cs->block) * bs + (a - b0), zz - a);
+            f->stats.read_cached += zz - a;
             cs->used = ++f->cache_tick;
             *done = zz;
             k = (zz - 1) / bs;  /* the loop goes on at the block after */
@@ -985,6 +987,9 @@ static int run_window(hcomp_file *f, read_window *w, uint64_t *failed, hcomp_err
         const hcomp_piece *p = &f->pieces[u->piece];
         if (u->in_job && k < njobs && !u->read_errno && !u->short_read)
             observe_read(f, &f->segs[p->seg], u->stored, u->read_s);
+        f->stats.read_units++;
+        f->stats.read_fetched += (u->whole ? HCOMP_PIECE_HEADER_SIZE : 0) + (uint64_t) u->stored;
+        f->stats.read_decoded += u->as_is ? 0 : u->raw;
         if (k < njobs && f->rjobs[k].rc != HCOMP_OK && span_ahead_kept(f, u, &f->rjobs[k]))
             f->rjobs[k].rc = HCOMP_OK;
         if (k >= njobs || f->rjobs[k].rc != HCOMP_OK) {
@@ -1067,6 +1072,7 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
         return HCOMP_OK;
     uint64_t end = f->size - off < len ? f->size : off + len;
     uint64_t cur = off;
+    double t0 = hcomp_now();
     f->ra_seq = off == f->ra_next;
     for (int retries = 0;; retries++) {
         uint64_t generation = f->generation, failed = cur;
@@ -1088,5 +1094,8 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
     }
     *nread = end - off;
     hcomp_read_ahead(f, off, end);
+    f->stats.reads++;
+    f->stats.read_bytes += end - off;
+    f->stats.t_read += hcomp_now() - t0;
     return HCOMP_OK;
 }

@@ -611,7 +611,9 @@ static char *stats_output(const char *name, int amode, MPI_Info base)
     uint8_t w[8192];
     t_fill(w, sizeof w, 0, SEED + 9);
     MPI_Status st;
-    if (T.rank == 0)
+    if (T.rank == 0 && (amode & MPI_MODE_RDONLY))
+        TCHK(MPI_File_read_at(fh, 0, w, (int)sizeof w, MPI_BYTE, &st));
+    else if (T.rank == 0)
         TCHK(MPI_File_write_at(fh, 0, w, (int)sizeof w, MPI_BYTE, &st));
     TCHK(MPI_File_close(&fh));
     text[0] = 0;
@@ -649,8 +651,15 @@ static void stats_report(MPI_Info info)
     if (T.rank == 0)
         TASSERT(strstr(out, want) != NULL, "hcomp_stats=1 on an hcomp file: want '%s' in '%s'",
                 want, out);
+    /* a handle that only reads reports its reads */
+    out = stats_output(pname(".new"), MPI_MODE_RDONLY, info);
+    snprintf(want, sizeof want, "hcomp stats for %s (hcomp file, read only by this handle):\n"
+             "  reads: 1 calls, 8192 bytes in", ppath(".new"));
+    if (T.rank == 0)
+        TASSERT(strstr(out, want) != NULL, "hcomp_stats=1, a reader: want '%s' in '%s'", want,
+                out);
     t_delete(&T, pname(".new"), info);
-    t_log(&T, "hcomp_stats=1 reports \"plain file\" and \"hcomp file\"");
+    t_log(&T, "hcomp_stats=1 reports \"plain file\", \"hcomp file\" and a reader's reads");
 }
 
 static void new_hcomp_file(MPI_Info info)

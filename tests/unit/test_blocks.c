@@ -781,6 +781,53 @@ static void test_archival_pieces_one_block(void **state)
     free(d);
 }
 
+/* The reads' statistics (hint hcomp_stats): calls, bytes, the blocks fetched and decoded,
+ * the stored bytes fetched (the piece's table once), what came from the block cache; and
+ * the report a handle that only read prints at close. */
+static void test_read_stats(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_codec", "zstd");
+    set_opt(fx, "hcomp_block_size", "8192");
+    set_opt(fx, "hcomp_read_ahead", "0");
+    char path[PATH_MAX];
+    file_path(fx, "read-stats", path, sizeof(path));
+    const uint64_t len = 2u << 20;
+    unsigned char *d = text_data(len, 4);
+    write_whole(fx, path, d, len);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDONLY);
+    assert_int_equal(f->pieces[0].codec, HCOMP_CODEC_ZSTD);
+    expect_bytes(f, d + 10 * 8192 + 100, 8192, 10 * 8192 + 100);      /* blocks 10 and 11 */
+    const hcomp_file_stats *s = &f->stats;
+    assert_int_equal(s->reads, 1);
+    assert_int_equal(s->read_bytes, 8192);
+    assert_int_equal(s->read_units, 2);
+    assert_int_equal(s->read_decoded, 2 * 8192);
+    assert_int_equal(s->read_cached, 0);
+    uint64_t table = 16 + 8 + 8 * 128, fetched = s->read_fetched;
+    assert_true(fetched > table && fetched < table + 2 * 8192);   /* the blocks shrank */
+    expect_bytes(f, d + 10 * 8192 + 200, 8000, 10 * 8192 + 200);      /* cached */
+    assert_int_equal(s->read_units, 2);
+    assert_int_equal(s->read_cached, 8000);
+    assert_int_equal(s->read_fetched, fetched);
+    expect_bytes(f, d, len, 0);                                       /* two whole pieces */
+    assert_int_equal(s->reads, 3);
+    assert_int_equal(s->read_bytes, 16192 + len);
+    assert_int_equal(s->read_units, 4);
+    assert_int_equal(s->read_decoded, 2 * 8192 + len);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&text, &n);
+    assert_non_null(out);
+    hcomp_stats_print_reads(out, path, s);
+    fclose(out);
+    if (strstr(text, "reads: 3 calls") == NULL || strstr(text, "8000 bytes from the block cache") == NULL)
+        fail_msg("the report: %s", text);
+    free(text);
+    close_ok(f);
+    free(d);
+}
+
 /* MPI's access_style: "random" (and no sequential) gives "auto" 8 KiB blocks, for float
  * data bit-shuffled too, over the archival priority's whole pieces; a block size the hint
  * names stays, and random with sequential is not random. */
@@ -810,6 +857,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_table_checks),
         cmocka_unit_test(test_block_size_access_random),
+        cmocka_unit_test_setup_teardown(test_read_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_access_random_file, setup, teardown),
         cmocka_unit_test(test_block_size_hint),
         cmocka_unit_test(test_block_size_auto),
