@@ -14,6 +14,9 @@
 #include "file_fixture.h"
 #include "hcomp_model.h"
 #include "file/tools.h"
+#include "engine/framing.h"
+#include "engine/filter.h"
+#include "common/util.h"
 #include "file/file_internal.h"
 #include "file/options.h"
 #include "tiers/piece_header.h"
@@ -781,6 +784,72 @@ static void test_archival_pieces_one_block(void **state)
     free(d);
 }
 
+/* fsck's scan of a framed payload flags every damaged block, where a decode stops at the
+ * first: none of a sound payload; a block whose checksum fails (1), one whose checksum
+ * holds but that does not decode (2); a damaged table fails the scan whole. */
+static void test_frame_scan(void **state)
+{
+    (void) state;
+    const hcomp_codec *c = hcomp_codec_by_id(HCOMP_CODEC_ZSTD);
+    const uint32_t len = 64 * 1024, bs = 8192, n = 8;
+    unsigned char *src = text_data(len, 6), *tmp = NULL, *out = malloc(bs), *dst = malloc(len);
+    size_t tmp_cap = 0, tlen = hcomp_block_table_size(n), cap = hcomp_frame_bound(c, len, bs);
+    unsigned char *payload = malloc(tlen + cap);
+    assert_non_null(out);
+    assert_non_null(dst);
+    assert_non_null(payload);
+    size_t blen = 0;
+    uint64_t coded = 0;
+    uint32_t any = 0;
+    assert_int_equal(hcomp_frame_encode(c, 1, HCOMP_FILTER_NONE, bs, src, len, &tmp, &tmp_cap,
+                                        payload + tlen, cap, payload, &blen, &coded, &any),
+                     HCOMP_OK);
+    assert_int_equal(any, n);
+    uint32_t stored = (uint32_t) (tlen + blen), nd = 99;
+    unsigned char damaged[8];
+    int64_t bad;
+    assert_int_equal(hcomp_frame_scan(c, HCOMP_FILTER_NONE, payload, stored, len, bs, out, &tmp,
+                                      &tmp_cap, damaged, &nd), HCOMP_OK);
+    assert_int_equal(nd, 0);
+    /* the checksums of blocks 3 and 6 fail: decode stops at 3, the scan names both */
+    size_t at3 = tlen, at6;
+    for (uint32_t i = 0; i < 3; i++)
+        at3 += hcomp_block_stored(payload, i);
+    at6 = at3;
+    for (uint32_t i = 3; i < 6; i++)
+        at6 += hcomp_block_stored(payload, i);
+    payload[at3 + 5] ^= 0x40;
+    payload[at6 + 5] ^= 0x40;
+    int bad_crc = 0;
+    assert_int_equal(hcomp_frame_decode(c, HCOMP_FILTER_NONE, payload, stored, len, bs, dst, &tmp,
+                                        &tmp_cap, &bad, &bad_crc), HCOMP_E_CORRUPT);
+    assert_int_equal(bad, 3);
+    assert_true(bad_crc);
+    assert_int_equal(hcomp_frame_scan(c, HCOMP_FILTER_NONE, payload, stored, len, bs, out, &tmp,
+                                      &tmp_cap, damaged, &nd), HCOMP_OK);
+    assert_int_equal(nd, 2);
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(damaged[i], i == 3 || i == 6 ? 1 : 0);
+    /* block 6's checksum made to match its damaged bytes: it fails to decode instead */
+    uint32_t s6 = hcomp_block_stored(payload, 6);
+    memset(payload + at6, 0x5a, s6);
+    hcomp_block_table_set(payload, 6, s6, hcomp_crc32(payload + at6, s6));
+    assert_int_equal(hcomp_frame_scan(c, HCOMP_FILTER_NONE, payload, stored, len, bs, out, &tmp,
+                                      &tmp_cap, damaged, &nd), HCOMP_OK);
+    assert_int_equal(nd, 2);
+    assert_int_equal(damaged[3], 1);
+    assert_int_equal(damaged[6], 2);
+    /* a table that does not fit the piece: no block can be told */
+    payload[0] ^= 0x01;     /* its block size */
+    assert_int_equal(hcomp_frame_scan(c, HCOMP_FILTER_NONE, payload, stored, len, bs, out, &tmp,
+                                      &tmp_cap, damaged, &nd), HCOMP_E_CORRUPT);
+    free(src);
+    free(tmp);
+    free(out);
+    free(dst);
+    free(payload);
+}
+
 /* The reads' statistics (hint hcomp_stats): calls, bytes, the blocks fetched and decoded,
  * the stored bytes fetched (the piece's table once), what came from the block cache; and
  * the report a handle that only read prints at close. */
@@ -858,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_block_table_checks),
         cmocka_unit_test(test_block_size_access_random),
         cmocka_unit_test_setup_teardown(test_read_stats, setup, teardown),
+        cmocka_unit_test(test_frame_scan),
         cmocka_unit_test_setup_teardown(test_access_random_file, setup, teardown),
         cmocka_unit_test(test_block_size_hint),
         cmocka_unit_test(test_block_size_auto),
