@@ -251,16 +251,16 @@ static int damaged_blocks(hcomp_file *f, uint32_t idx, const hcomp_tool_io *io, 
                            "read: %s in %u block(s) of %u bytes of the piece at %llu of %s (tier "
                            "\"%s\"); the rest of the piece reads", (unsigned long long) live,
                            (unsigned long long) (p->start + a), (unsigned long long) (p->start + b),
-                           crc ? "checksum mismatch" : "blocks that pass their checksums but "
-                           "do not decode", j - k, bs, (unsigned long long) p->seg_off,
-                           f->segs[p->seg].path, f->segs[p->seg].tier);
+                           crc ? "checksum mismatch" : "decoding fails", j - k, bs,
+                           (unsigned long long) p->seg_off, f->segs[p->seg].path,
+                           f->segs[p->seg].tier);
         else
             dead += j - k;
         k = j;
     }
     if (dead)   /* overwritten since: no read fails, but the medium damaged them */
         hcomp_fsck_say(io, "DAMAGED: %u blocks of the piece at %llu of %s (tier \"%s\") that "
-                       "hold no live byte fail their checksums", dead,
+                       "hold no live byte are damaged", dead,
                        (unsigned long long) p->seg_off, f->segs[p->seg].path,
                        f->segs[p->seg].tier);
     free(damaged);
