@@ -130,6 +130,9 @@ int cmd_compact(int argc, char **argv)
     int crc = hcomp_compact(path, c.config, &io, &r, &err);
     cli_progress_end(&c);
     char a[32], b[32], d[32], m[32];
+    if (r.coalesced_pieces)
+        printf("%s: %llu small pieces (%s) written again as whole pieces\n", path,
+               (unsigned long long) r.coalesced_pieces, cli_bytes(r.coalesced_bytes, a));
     if (r.ran || crc != HCOMP_OK)
         printf("%s: %s of dead pieces found; %s freed; %llu segment files removed; %llu live "
                "pieces (%s) moved out of mostly dead segments; mapping file %s -> %s%s\n", path,
@@ -139,7 +142,7 @@ int cmd_compact(int argc, char **argv)
                cli_bytes(r.log_rewritten ? r.log_after : r.log_before, a),
                r.log_kept ? " (kept: it has another owner or name, or a piece too scattered to "
                "list in one record)" : "");
-    else
+    else if (!r.coalesced_pieces)
         printf("%s: nothing to reclaim\n", path);
     if (crc != HCOMP_OK) {
         cli_error("compact", "%s", err.msg);

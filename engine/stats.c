@@ -66,6 +66,10 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
                 (unsigned long long) s->reclaim_freed, (unsigned long long) s->reclaim_segments,
                 (unsigned long long) s->reclaim_moved, (unsigned long long) s->reclaim_log_before,
                 (unsigned long long) s->reclaim_log_after, s->t_reclaim);
+    if (s->coalesced_pieces)
+        fprintf(out, "  small pieces written again as whole ones at close: %llu pieces, %llu "
+                "bytes, in %.3f s\n", (unsigned long long) s->coalesced_pieces,
+                (unsigned long long) s->coalesced_bytes, s->t_coalesce);
     if (s->reclaim_error[0])
         fprintf(out, "  reclaiming at close failed (the data is intact): %s\n", s->reclaim_error);
     for (int t = 0; t < cfg->ntiers; t++) {

@@ -57,6 +57,9 @@ typedef struct hcomp_file_stats {
     uint64_t reclaim_dead, reclaim_freed, reclaim_moved, reclaim_segments;
     uint64_t reclaim_log_before, reclaim_log_after;
     double t_reclaim;
+    uint64_t coalesced_pieces;  /* extents of small pieces written again as whole pieces */
+    uint64_t coalesced_bytes;   /* their logical bytes */
+    double t_coalesce;          /* the time that took, sync included */
     char reclaim_error[256];    /* why it failed ("" if it did not) */
     /* the codec chosen most (by bytes) on each tier */
     uint64_t tier_codec_raw[HCOMP_MAX_TIERS][HCOMP_CODEC_COUNT];

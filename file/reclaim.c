@@ -346,6 +346,25 @@ static int reclaim_counted(hcomp_file *f)
     return rc;
 }
 
+/* Runs of small pieces written again (file/coalesce.c), counted apart from the writes the
+ * program made: its statistics stay as they were, and say what the rewrite did. A failure
+ * (the old pieces are intact) keeps reclaiming from dropping them. */
+static int coalesce_counted(hcomp_file *f)
+{
+    double t0 = hcomp_now();
+    hcomp_file_stats before = f->stats;
+    uint64_t pieces = 0, bytes = 0;
+    hcomp_error e;
+    int rc = hcomp_coalesce_small(f, &pieces, &bytes, &e);
+    f->stats = before;
+    f->stats.coalesced_pieces = pieces;
+    f->stats.coalesced_bytes = bytes;
+    f->stats.t_coalesce = hcomp_now() - t0;
+    if (rc != HCOMP_OK)
+        snprintf(f->stats.reclaim_error, sizeof(f->stats.reclaim_error), "%.250s", e.msg);
+    return rc;
+}
+
 /* The last opener to close reclaims: it lets go of its shared lock and takes the
  * exclusive one without waiting, which succeeds only when no other process has the file
  * open (of several closing at once, the last one). */
@@ -357,7 +376,8 @@ void hcomp_reclaim_at_close(hcomp_file *f)
     f->open_locked = 0;
     if (hcomp_open_lock_exclusive(f->map_fd, 0) != 0)
         return;
-    (void) reclaim_counted(f);
+    if (coalesce_counted(f) == HCOMP_OK)
+        (void) reclaim_counted(f);
     hcomp_open_unlock(f->map_fd);
 }
 

@@ -35,8 +35,13 @@ int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,
     else if (hcomp_open_lock_exclusive(f->map_fd, 0) != 0)
         rc = hcomp_fail(err, HCOMP_E_IO, "%s is open in another process (a running job?); "
                         "compact it once that has closed it", path);
+    uint64_t pieces = 0, bytes = 0;
+    if (rc == HCOMP_OK)
+        rc = hcomp_coalesce_small(f, &pieces, &bytes, err);
     if (rc == HCOMP_OK)
         rc = hcomp_reclaim(f, 1, io, res, err);
+    res->coalesced_pieces = pieces;
+    res->coalesced_bytes = bytes;
     if (rc == HCOMP_OK && res->damaged)
         rc = hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the mapping file is damaged; nothing was "
                         "reclaimed (run hcomp fsck --repair first)", path);

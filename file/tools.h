@@ -96,11 +96,14 @@ typedef struct hcomp_reclaim_result {
     uint64_t segments_removed;
     uint64_t bytes_freed;       /* blocks given back to the file systems */
     uint64_t log_before, log_after;
+    uint64_t coalesced_pieces, coalesced_bytes;     /* small pieces written again whole
+                                                       (hcomp_compact; file/coalesce.c) */
 } hcomp_reclaim_result;
 
 /* Reclaim everything dead in the file at path now (hcomp compact): open it for writing
  * with config (NULL: $HCOMP_CONFIG or the embedded default), take the openers' lock
- * exclusively (HCOMP_E_IO with a message if another process has the file open), move the
+ * exclusively (HCOMP_E_IO with a message if another process has the file open), write
+ * runs of small pieces again as whole pieces (as the last close does), move the
  * live pieces out of segments that hold dead ones, remove emptied segments, rewrite the
  * log as a snapshot. */
 int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,

@@ -341,6 +341,108 @@ static void test_other_opener_blocks_reclaim(void **state)
     free(d2);
 }
 
+static uint64_t live_pieces(const char *path)
+{
+    hcomp_stats st;
+    hcomp_error err;
+    if (hcomp_stat_path(path, &st, &err) != HCOMP_OK)
+        fail_msg("stat %s: %s", path, err.msg);
+    return st.pieces;
+}
+
+/* n writes of rec bytes each, in a shuffled order, tiling [off, off + n rec) */
+static void write_records(hcomp_file *f, const unsigned char *data, uint64_t off, size_t n,
+                          size_t rec, unsigned seed)
+{
+    size_t *order = malloc(n * sizeof(*order));
+    assert_non_null(order);
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    srand(seed);
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (size_t) rand() % (i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        pwrite_ok(f, data + order[i] * rec, rec, off + order[i] * rec);
+    free(order);
+}
+
+/* A file written in tiny independent writes (hcomp_write_buffer=0, the default: each write
+ * a piece): the last close writes each run of 16 or more neighbouring small pieces again as
+ * whole pieces, and reclaiming drops the old ones; every byte, the hole between two runs
+ * and the size stay as written; a run too short, a file another opener holds, and
+ * hcomp_reclaim=never are left as they are, the last until hcomp compact. */
+static void test_small_pieces_coalesced(void **state)
+{
+    fixture *fx = *state;
+    char path[PATH_MAX];
+    file_path(fx, "records", path, sizeof(path));
+    const size_t rec = 100, n = 3000;
+    const uint64_t gap = 1 << 20, len = 2 * n * rec + gap;
+    unsigned char *want = calloc(len + 16 * rec, 1), *d = text_data(n * rec, 3);
+    assert_non_null(want);
+    memcpy(want, d, n * rec);
+    memcpy(want + n * rec + gap, d, n * rec);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    write_records(f, d, 0, n, rec, 1);
+    write_records(f, d, n * rec + gap, n, rec, 2);
+    /* another opener: the first close is not the last, and leaves the pieces */
+    hcomp_file *other = open_file(fx, path, HCOMP_O_RDONLY);
+    close_ok(f);
+    assert_int_equal(live_pieces(path), 2 * n);
+    close_ok(other);                    /* a reader's close changes nothing */
+    assert_int_equal(live_pieces(path), 2 * n);
+    f = open_file(fx, path, HCOMP_O_RDWR);
+    close_ok(f);
+    uint64_t after = live_pieces(path);
+    if (after > 4)                      /* 300 KB each side of the hole: a piece or two */
+        fail_msg("%llu live pieces after the last close, of %zu small ones",
+                 (unsigned long long) after, 2 * n);
+    hcomp_footprint fp = footprint(path);
+    assert_int_equal(fp.dead, 0);
+    assert_true(fp.map_bytes < 64 * KIB);
+    expect_file(fx, path, want, len);
+    hcomp_stats st;
+    hcomp_error err;
+    assert_int_equal(hcomp_stat_path(path, &st, &err), HCOMP_OK);
+    assert_int_equal(st.live_bytes, 2 * n * rec);   /* the hole stays a hole */
+
+    /* 15 small pieces in a row: not worth it; 16 are */
+    f = open_file(fx, path, HCOMP_O_RDWR);
+    write_records(f, d, len, 15, rec, 3);
+    close_ok(f);
+    assert_int_equal(live_pieces(path), after + 15);
+    f = open_file(fx, path, HCOMP_O_RDWR);
+    write_records(f, d + 15 * rec, len + 15 * rec, 1, rec, 4);
+    close_ok(f);
+    assert_true(live_pieces(path) <= after + 1);
+    memcpy(want + len, d, 16 * rec);    /* grown by the 16 records */
+    expect_file(fx, path, want, len + 16 * rec);
+
+    /* hcomp_reclaim=never: left as written */
+    char path2[PATH_MAX];
+    file_path(fx, "records-never", path2, sizeof(path2));
+    set_opt(fx, "hcomp_reclaim", "never");
+    f = open_file(fx, path2, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    write_records(f, d, 0, n, rec, 5);
+    close_ok(f);
+    assert_int_equal(live_pieces(path2), n);
+    expect_file(fx, path2, d, n * rec);
+    /* until hcomp compact */
+    hcomp_reclaim_result r = compact_ok(fx, path2);
+    assert_int_equal(r.coalesced_pieces, n);
+    assert_int_equal(r.coalesced_bytes, n * rec);
+    assert_true(live_pieces(path2) <= 2);
+    assert_int_equal(footprint(path2).dead, 0);
+    expect_file(fx, path2, d, n * rec);
+    r = compact_ok(fx, path2);          /* and once is enough */
+    assert_int_equal(r.coalesced_pieces, 0);
+    free(want);
+    free(d);
+}
+
 /* A file kept open by one process: the background thread (hcomp_drain=background)
  * reclaims while it is idle, and the handle goes on reading and writing after. */
 static void test_background_reclaim(void **state)
@@ -440,6 +542,71 @@ static void test_killed_compaction(void **state)
     free(model);
 }
 
+/* hcomp compact killed at 10 moments while it writes runs of small pieces again (and then
+ * reclaims): the file reads as the model says after each kill, fsck --repair leaves no
+ * problem, and what the next run finds still small it writes again. */
+static void test_killed_coalescing(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");
+    char path[PATH_MAX];
+    file_path(fx, "killed-small", path, sizeof(path));
+    const size_t rec = 200, n = 4000;
+    const uint64_t len = (uint64_t) n * rec;
+    unsigned char *model = text_data(len, 21);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    write_records(f, model, 0, n, rec, 21);
+    close_ok(f);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    hcomp_reclaim_result r = compact_ok(fx, path);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(r.coalesced_pieces, n);
+    double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    int interrupted = 0;
+    for (int i = 0; i < 10; i++) {
+        /* half of it written again in small records: small pieces to write again */
+        unsigned char *d = text_data(len / 2, 200 + (unsigned) i);
+        uint64_t off = (i & 1) ? len / 2 : 0;
+        f = open_file(fx, path, HCOMP_O_RDWR);
+        write_records(f, d, off, n / 2, rec, 300 + (unsigned) i);
+        close_ok(f);
+        memcpy(model + off, d, len / 2);
+        free(d);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            hcomp_reclaim_result cr;
+            hcomp_error err;
+            _exit(hcomp_compact(path, fx->config, NULL, &cr, &err) == HCOMP_OK ? 0 : 3);
+        }
+        struct timespec nap = {0, (long) (took * 1e9 * (double) i / 10.0)};
+        nanosleep(&nap, NULL);
+        kill(pid, SIGKILL);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFSIGNALED(status))
+            interrupted++;
+        else
+            assert_int_equal(WEXITSTATUS(status), 0);
+        expect_file(fx, path, model, len);
+        hcomp_fsck_result fr;
+        hcomp_error err;
+        assert_int_equal(hcomp_fsck(path, fx->config, 1, NULL, &fr, &err), HCOMP_OK);
+        if (fr.problems)
+            fail_msg("kill %d: fsck --repair leaves problems", i);
+        expect_file(fx, path, model, len);
+    }
+    r = compact_ok(fx, path);       /* whatever a kill left small is written again */
+    assert_true(live_pieces(path) <= 2);
+    assert_int_equal(footprint(path).dead, 0);
+    expect_file(fx, path, model, len);
+    print_message("compaction with %zu small pieces %.3f s; %d of 10 runs killed before they "
+                  "ended\n", n, took, interrupted);
+    assert_true(interrupted > 0);
+    free(model);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,8 +617,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_segments_removed_compacted_punched, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_compaction, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_opener_blocks_reclaim, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_pieces_coalesced, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_reclaim, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_compaction, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_coalescing, reclaim_setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
