@@ -474,6 +474,43 @@ static void test_background_reclaim(void **state)
     free(b);
 }
 
+/* hcomp compact of path in a child killed after nap seconds (or ended before), then the
+ * file must read as model says, before and after fsck --repair, which must leave no
+ * problem and remove every unfinished mapping file (counted in *temporaries); returns 1 if
+ * the kill interrupted it. */
+static int kill_compact_then_check(fixture *fx, const char *path, double nap_s, int i,
+                                   const unsigned char *model, uint64_t len,
+                                   uint64_t *temporaries)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        hcomp_reclaim_result r;
+        hcomp_error err;
+        _exit(hcomp_compact(path, fx->config, NULL, &r, &err) == HCOMP_OK ? 0 : 3);
+    }
+    struct timespec nap = {0, (long) (nap_s * 1e9)};
+    nanosleep(&nap, NULL);
+    kill(pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    int interrupted = WIFSIGNALED(status);
+    if (!interrupted)
+        assert_int_equal(WEXITSTATUS(status), 0);
+    expect_file(fx, path, model, len);
+    hcomp_fsck_result fr;
+    hcomp_error err;
+    assert_int_equal(hcomp_fsck(path, fx->config, 1, NULL, &fr, &err), HCOMP_OK);
+    if (fr.problems)
+        fail_msg("kill %d: fsck --repair leaves problems", i);
+    if (fr.temporaries != fr.temporaries_removed)
+        fail_msg("kill %d: %llu unfinished mapping files, %llu removed", i,
+                 (unsigned long long) fr.temporaries, (unsigned long long) fr.temporaries_removed);
+    *temporaries += fr.temporaries;
+    expect_file(fx, path, model, len);
+    return interrupted;
+}
+
 /* A compaction killed at any moment leaves a file that reads every byte right. */
 static void test_killed_compaction(void **state)
 {
@@ -505,33 +542,8 @@ static void test_killed_compaction(void **state)
         write_session(fx, path, d, len / 2, off);
         memcpy(model + off, d, len / 2);
         free(d);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            hcomp_reclaim_result r;
-            hcomp_error err;
-            _exit(hcomp_compact(path, fx->config, NULL, &r, &err) == HCOMP_OK ? 0 : 3);
-        }
-        struct timespec nap = {0, (long) (took * 1e9 * (double) i / 10.0)};
-        nanosleep(&nap, NULL);
-        kill(pid, SIGKILL);
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFSIGNALED(status))
-            interrupted++;
-        else
-            assert_int_equal(WEXITSTATUS(status), 0);
-        expect_file(fx, path, model, len);
-        hcomp_fsck_result fr;
-        hcomp_error err;
-        assert_int_equal(hcomp_fsck(path, fx->config, 1, NULL, &fr, &err), HCOMP_OK);
-        if (fr.problems)
-            fail_msg("kill %d: fsck --repair leaves problems", i);
-        if (fr.temporaries != fr.temporaries_removed)
-            fail_msg("kill %d: %llu unfinished mapping files, %llu removed", i,
-                     (unsigned long long) fr.temporaries, (unsigned long long) fr.temporaries_removed);
-        temporaries += fr.temporaries;
-        expect_file(fx, path, model, len);
+        interrupted += kill_compact_then_check(fx, path, took * (double) i / 10.0, i, model, len,
+                                               &temporaries);
     }
     print_message("compaction %.3f s; %d of 10 runs killed before they ended; %llu unfinished "
                   "mapping files removed by fsck\n", took, interrupted,
@@ -557,13 +569,29 @@ static void test_killed_coalescing(void **state)
     hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
     write_records(f, model, 0, n, rec, 21);
     close_ok(f);
+    assert_int_equal(compact_ok(fx, path).coalesced_pieces, n);
+    /* time a compaction as the kills will find it (half the records small again, in a
+     * child process), to spread them over it */
+    f = open_file(fx, path, HCOMP_O_RDWR);
+    write_records(f, model, 0, n / 2, rec, 22);
+    close_ok(f);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    hcomp_reclaim_result r = compact_ok(fx, path);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        hcomp_reclaim_result cr;
+        hcomp_error err;
+        _exit(hcomp_compact(path, fx->config, NULL, &cr, &err) == HCOMP_OK &&
+              cr.coalesced_pieces == n / 2 ? 0 : 3);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    assert_int_equal(r.coalesced_pieces, n);
     double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
     int interrupted = 0;
+    uint64_t temporaries = 0;
     for (int i = 0; i < 10; i++) {
         /* half of it written again in small records: small pieces to write again */
         unsigned char *d = text_data(len / 2, 200 + (unsigned) i);
@@ -573,36 +601,15 @@ static void test_killed_coalescing(void **state)
         close_ok(f);
         memcpy(model + off, d, len / 2);
         free(d);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            hcomp_reclaim_result cr;
-            hcomp_error err;
-            _exit(hcomp_compact(path, fx->config, NULL, &cr, &err) == HCOMP_OK ? 0 : 3);
-        }
-        struct timespec nap = {0, (long) (took * 1e9 * (double) i / 10.0)};
-        nanosleep(&nap, NULL);
-        kill(pid, SIGKILL);
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFSIGNALED(status))
-            interrupted++;
-        else
-            assert_int_equal(WEXITSTATUS(status), 0);
-        expect_file(fx, path, model, len);
-        hcomp_fsck_result fr;
-        hcomp_error err;
-        assert_int_equal(hcomp_fsck(path, fx->config, 1, NULL, &fr, &err), HCOMP_OK);
-        if (fr.problems)
-            fail_msg("kill %d: fsck --repair leaves problems", i);
-        expect_file(fx, path, model, len);
+        interrupted += kill_compact_then_check(fx, path, took * (double) i / 10.0, i, model, len,
+                                               &temporaries);
     }
-    r = compact_ok(fx, path);       /* whatever a kill left small is written again */
+    compact_ok(fx, path);           /* whatever a kill left small is written again */
     assert_true(live_pieces(path) <= 2);
     assert_int_equal(footprint(path).dead, 0);
     expect_file(fx, path, model, len);
-    print_message("compaction with %zu small pieces %.3f s; %d of 10 runs killed before they "
-                  "ended\n", n, took, interrupted);
+    print_message("a compaction writing %zu small pieces again: %.3f s in a child process; %d "
+                  "of 10 runs killed before they ended\n", n / 2, took, interrupted);
     assert_true(interrupted > 0);
     free(model);
 }
