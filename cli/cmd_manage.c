@@ -129,7 +129,7 @@ int cmd_compact(int argc, char **argv)
     hcomp_error err;
     int crc = hcomp_compact(path, c.config, &io, &r, &err);
     cli_progress_end(&c);
-    char a[32], b[32], d[32], m[32];
+    char a[32], b[32], d[32], m[32], n[32];
     if (r.coalesced_pieces)
         printf("%s: %llu small pieces (%s) written again as whole pieces\n", path,
                (unsigned long long) r.coalesced_pieces, cli_bytes(r.coalesced_bytes, a));
@@ -139,7 +139,7 @@ int cmd_compact(int argc, char **argv)
                cli_bytes(r.dead_found, a), cli_bytes(r.bytes_freed, b),
                (unsigned long long) r.segments_removed, (unsigned long long) r.pieces_moved,
                cli_bytes(r.bytes_moved, d), cli_bytes(r.log_before, m),
-               cli_bytes(r.log_rewritten ? r.log_after : r.log_before, a),
+               cli_bytes(r.log_rewritten ? r.log_after : r.log_before, n),
                r.log_kept ? " (kept: it has another owner or name, or a piece too scattered to "
                "list in one record)" : "");
     else if (!r.coalesced_pieces)

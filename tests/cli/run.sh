@@ -113,6 +113,54 @@ has "compact: nothing to reclaim" "nothing to reclaim"
 "$H" export f.hc out3.dat >/dev/null 2>&1
 same "data intact after compact" in.dat out3.dat
 
+# compact of a file of small pieces (written through libhcomp with hcomp_reclaim=never, so
+# that its close leaves them): they are written again whole, the dead ones freed, and the
+# figures it prints are each their own (dead found, mapping file before and after)
+LIBHCOMP=$PREFIX/lib/libhcomp.so
+if python3 - "$LIBHCOMP" "$W/small.hc" "$W/small.dat" <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+class Err(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 1024)]   # HCOMP_ERROR_MSG_MAX
+lib.hcomp_options_new.restype = ctypes.c_void_p
+lib.hcomp_options_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p]
+lib.hcomp_file_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_int,
+                                ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+lib.hcomp_file_pwrite.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64,
+                                  ctypes.c_void_p]
+lib.hcomp_file_close.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+e = Err()
+o = lib.hcomp_options_new()
+assert lib.hcomp_options_set(o, b"hcomp_reclaim", b"never", ctypes.byref(e)) == 0, e.msg
+f = ctypes.c_void_p()
+assert lib.hcomp_file_open(sys.argv[2].encode(), 4 | 8, 0o644, 1, o, ctypes.byref(f), ctypes.byref(e)) == 0, e.msg
+data = b"".join(b"record %06d: %s\n" % (i, b"x" * (i % 50)) for i in range(3000))
+rec = 300
+for off in range(0, len(data), rec):   # every write a piece (hcomp_write_buffer=0)
+    assert lib.hcomp_file_pwrite(f, data[off:off + rec], len(data[off:off + rec]), off, ctypes.byref(e)) == 0, e.msg
+assert lib.hcomp_file_close(f, ctypes.byref(e)) == 0, e.msg
+open(sys.argv[3], "wb").write(data)
+PY
+then
+    expect "info: small pieces" 0 "$H" info small.hc
+    has "info: one piece a write" "in [0-9]{3,} live pieces"
+    expect "compact of small pieces" 0 "$H" compact small.hc
+    has "compact writes small pieces again" "^.*small.hc: [0-9]{3,} small pieces \([0-9.]+ [KM]iB\) written again as whole pieces"
+    dead=$(sed -n 's/.*: \([0-9.]* [KMG]*i*B\) of dead pieces found.*/\1/p' "$W/out")
+    log_after=$(sed -n 's/.*mapping file [0-9.]* [KMG]*i*B -> \([0-9.]* [KMG]*i*B\).*/\1/p' "$W/out")
+    log_before=$(sed -n 's/.*mapping file \([0-9.]* [KMG]*i*B\) -> .*/\1/p' "$W/out")
+    [ -n "$dead" ] && [ -n "$log_after" ] && [ "$dead" != "$log_after" ] && [ "$log_before" != "$log_after" ] \
+        && ok "compact prints each figure (dead $dead, mapping file $log_before -> $log_after)" \
+        || ko "compact prints each figure" "$(cat "$W/out")"
+    expect "info after compact" 0 "$H" info small.hc
+    has "info: few pieces" "in [1-3] live pieces"
+    "$H" export small.hc small.out >/dev/null 2>&1
+    same "small pieces: data intact after compact" small.dat small.out
+    "$H" rm small.hc >/dev/null 2>&1     # its pieces share the tiers the rm test counts
+else
+    ko "a file of small pieces through libhcomp" "the Python writer failed"
+fi
+
 # bad usage and foreign files
 expect "no command" 2 "$H"
 expect "unknown command" 2 "$H" frobnicate f.hc
