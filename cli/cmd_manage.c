@@ -133,7 +133,7 @@ int cmd_compact(int argc, char **argv)
     if (r.coalesced_pieces)
         printf("%s: %llu small pieces (%s) written again as whole pieces\n", path,
                (unsigned long long) r.coalesced_pieces, cli_bytes(r.coalesced_bytes, a));
-    if (r.ran || crc != HCOMP_OK)
+    if (r.ran)
         printf("%s: %s of dead pieces found; %s freed; %llu segment files removed; %llu live "
                "pieces (%s) moved out of mostly dead segments; mapping file %s -> %s%s\n", path,
                cli_bytes(r.dead_found, a), cli_bytes(r.bytes_freed, b),
@@ -142,7 +142,7 @@ int cmd_compact(int argc, char **argv)
                cli_bytes(r.log_rewritten ? r.log_after : r.log_before, n),
                r.log_kept ? " (kept: it has another owner or name, or a piece too scattered to "
                "list in one record)" : "");
-    else if (!r.coalesced_pieces)
+    else if (!r.coalesced_pieces && crc == HCOMP_OK)
         printf("%s: nothing to reclaim\n", path);
     if (crc != HCOMP_OK) {
         cli_error("compact", "%s", err.msg);

@@ -212,6 +212,7 @@ void hcomp_tier_writer_remove_segment(hcomp_tier_writer *w)
     if (fits)               /* it was created by this name */
         unlink(path);
     rmdir(w->dir);          /* fails, harmlessly, while other openers' segments remain */
+    w->seg_id = 0;          /* no segment here now: a drain passes it by, a write makes one */
 }
 
 void hcomp_tier_writer_close(hcomp_tier_writer *w, const hcomp_tier *tier)

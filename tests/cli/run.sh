@@ -152,6 +152,8 @@ then
     [ -n "$dead" ] && [ -n "$log_after" ] && [ "$dead" != "$log_after" ] && [ "$log_before" != "$log_after" ] \
         && ok "compact prints each figure (dead $dead, mapping file $log_before -> $log_after)" \
         || ko "compact prints each figure" "$(cat "$W/out")"
+    [ "$log_after" = "$(stat -c %s small.hc) B" ] && ok "compact's mapping file size is the file's" \
+        || ko "compact's mapping file size is the file's" "printed $log_after, the file has $(stat -c %s small.hc) bytes"
     expect "info after compact" 0 "$H" info small.hc
     has "info: few pieces" "in [1-3] live pieces"
     "$H" export small.hc small.out >/dev/null 2>&1

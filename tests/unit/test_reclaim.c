@@ -14,6 +14,9 @@
 #include <time.h>
 
 #include "file/tools.h"
+#include "file/file_internal.h"
+
+#include <pthread.h>
 
 #define PIECE (256 * KIB)
 
@@ -443,6 +446,55 @@ static void test_small_pieces_coalesced(void **state)
     free(d);
 }
 
+/* The same with a node-local first tier drained in the background (hcomp_drain=background).
+ * The close drains the node-local segment and removes it before the small pieces are
+ * written again, and the drain after the rewrite must pass the removed segment by (it
+ * tried to open it, failed, and the old pieces stayed as dead bytes): a drain right after
+ * a drain succeeds, and the close leaves the pieces written again, no dead bytes and the
+ * node-local tier empty. */
+static void test_small_pieces_coalesced_drained(void **state)
+{
+    fixture *fx = *state;
+    char json[4 * PATH_MAX];
+    snprintf(json, sizeof(json), "{\"version\": 1, \"tiers\": [{\"name\": \"ram\", \"path\": "
+             "\"%s\", \"scope\": \"node-local\", \"bandwidth\": \"10GB/s\", \"measure\": false}, "
+             "{\"name\": \"disk\", \"path\": \"%s\", \"bandwidth\": \"100MB/s\", "
+             "\"measure\": false}]}\n", fx->t0, fx->t1);
+    write_text(fx->config, json);
+    set_opt(fx, "hcomp_drain", "background");
+    set_opt(fx, "hcomp_priority", "async");     /* the fast tier first */
+    char path[PATH_MAX];
+    file_path(fx, "drained", path, sizeof(path));
+    const size_t rec = 100, n = 2000;
+    unsigned char *d = text_data(n * rec, 5);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    write_records(f, d, 0, n, rec, 6);
+    hcomp_error err;
+    pthread_mutex_lock(&f->lock);       /* the background drain takes it too */
+    int rc1 = hcomp_drain_node_local(f, &err);
+    if (rc1 != HCOMP_OK)
+        fail_msg("the first drain: %s", err.msg);
+    int rc2 = hcomp_drain_node_local(f, &err);
+    pthread_mutex_unlock(&f->lock);
+    if (rc2 != HCOMP_OK)
+        fail_msg("a drain after a drain: %s", err.msg);
+    close_ok(f);
+    uint64_t after = live_pieces(path);
+    if (after > 2)
+        fail_msg("%llu live pieces after the last close, of %zu small ones",
+                 (unsigned long long) after, n);
+    hcomp_footprint fp = footprint(path);
+    if (fp.dead != 0)
+        fail_msg("%llu bytes of dead pieces left after the close", (unsigned long long) fp.dead);
+    hcomp_stats st;
+    assert_int_equal(hcomp_stat_path(path, &st, &err), HCOMP_OK);
+    for (size_t t = 0; t < st.ntiers; t++)
+        if (strcmp(st.tier[t].name, "ram") == 0)
+            assert_int_equal(st.tier[t].pieces, 0);
+    expect_file(fx, path, d, n * rec);
+    free(d);
+}
+
 /* A file kept open by one process: the background thread (hcomp_drain=background)
  * reclaims while it is idle, and the handle goes on reading and writing after. */
 static void test_background_reclaim(void **state)
@@ -625,6 +677,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_log_compaction, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_opener_blocks_reclaim, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_pieces_coalesced, reclaim_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_pieces_coalesced_drained, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_reclaim, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_compaction, reclaim_setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_coalescing, reclaim_setup, teardown),
