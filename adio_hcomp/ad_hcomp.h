@@ -43,6 +43,9 @@ int ADIOI_HCOMP_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int
 
 void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
 void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code);
+/* Opens this process has run (ad_hcomp_open.c): OpenColl tells from it whether an error
+ * came from the create step of another process */
+extern unsigned long ADIOI_HCOMP_open_calls;
 void ADIOI_HCOMP_Close(ADIO_File fd, int *error_code);
 void ADIOI_HCOMP_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,

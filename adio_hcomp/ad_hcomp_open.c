@@ -29,9 +29,12 @@ static hcomp_options *options_from_info(MPI_Info info)
     return opts;
 }
 
+unsigned long ADIOI_HCOMP_open_calls;
+
 void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_HCOMP_OPEN";
+    ADIOI_HCOMP_open_calls++;
     int flags = 0, nprocs = 1;
     mode_t perm;
     hcomp_error err;

@@ -215,6 +215,39 @@ static void pass_through(ADIO_File fd, int rank, int root)
 }
 #endif
 
+/* ROMIO's create step opens the file on one process and broadcasts its error code; that
+ * code (its message in that process's error ring) means nothing elsewhere: MPICH renders
+ * it as "Invalid error code" or as another error's text. When the create step failed (the
+ * creator ran one Open, the others none: every process sees it so), the creator
+ * broadcasts the class and the message, and each other process makes its own code. */
+static void share_create_error(ADIO_File fd, int rank, int opens, int *error_code)
+{
+    static char myname[] = "ADIOI_HCOMP_OPENCOLL";
+    int root = fd->hints->ranklist[0];
+    if (!(rank == root ? opens == 1 : opens == 0))
+        return;
+    char msg[MPI_MAX_ERROR_STRING + 1];
+    int cls_len[2] = {MPI_ERR_IO, 0};
+    if (rank == root) {
+        int len = 0;
+        MPI_Error_class(*error_code, &cls_len[0]);
+        MPI_Error_string(*error_code, msg, &len);
+        msg[len < 0 ? 0 : len > MPI_MAX_ERROR_STRING ? MPI_MAX_ERROR_STRING : len] = '\0';
+        /* the driver's own message (after its "hcomp: "), not the stack around it */
+        const char *own = NULL;
+        for (const char *p = strstr(msg, "hcomp: "); p != NULL; p = strstr(p + 1, "hcomp: "))
+            own = p + 7;
+        if (own != NULL)
+            memmove(msg, own, strlen(own) + 1);
+        cls_len[1] = (int) strlen(msg) + 1;
+    }
+    MPI_Bcast(cls_len, 2, MPI_INT, root, fd->comm);
+    MPI_Bcast(msg, cls_len[1], MPI_CHAR, root, fd->comm);
+    if (rank != root)
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           cls_len[0], "**hcomp", "**hcomp %s", msg);
+}
+
 void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
 {
     ADIOI_HCOMP_State *st = (ADIOI_HCOMP_State *) fd->fs_ptr;
@@ -270,7 +303,10 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     }
     if (st != NULL)
         st->create_step = create_step;
+    unsigned long opens = ADIOI_HCOMP_open_calls;
     ADIOI_GEN_OpenColl(fd, rank, access_mode, error_code);
+    if ((access_mode & ADIO_CREATE) && *error_code != MPI_SUCCESS)
+        share_create_error(fd, rank, (int) (ADIOI_HCOMP_open_calls - opens), error_code);
     /* Open may have replaced the state struct (a failed Open frees it): whichever is there
      * now must not point at the window freed here, nor take a later Open for a create */
     if (fd->fs_ptr != NULL) {

@@ -36,12 +36,26 @@ static const char *open_fails(const tctx *t, const char *name, int amode, MPI_In
     }
     int cls = -1, len = 0;
     MPI_Error_class(rc, &cls);
-    /* Only rank 0 asks for the text: ROMIO broadcasts some error codes from rank
-     * 0, and other ranks' MPICH cannot render those (it prints "Invalid error
-     * code"); their class is still right. */
+    /* ufs: only rank 0 asks for the text: ROMIO's create step broadcasts the creating
+     * process's error code, which other processes' MPICH cannot render (it prints
+     * "Invalid error code" or another error's text); their class is still right. hcomp
+     * gives every process a code of its own with the creator's message: each names the
+     * cause as rank 0's does. */
     msg[0] = 0;
-    if (t->rank == 0)
+    if (t->rank == 0 || t->is_hcomp)
         MPI_Error_string(rc, msg, &len);
+    if (t->is_hcomp) {
+        char own[MPI_MAX_ERROR_STRING + 1] = "";
+        const char *p = NULL;
+        for (const char *q = strstr(msg, "hcomp: "); q != NULL; q = strstr(q + 1, "hcomp: "))
+            p = q + 7;
+        if (t->rank == 0 && p != NULL)
+            snprintf(own, sizeof own, "%s", p);
+        MPI_Bcast(own, (int)sizeof own, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (strstr(msg, "Invalid error code") != NULL || (own[0] && strstr(msg, own) == NULL))
+            TFAIL("%s: rank %d's error string is not rank 0's cause ('%s'): '%s'", what, t->rank,
+                  own, msg);
+    }
     if (cls != want)
         TFAIL("%s: MPI_File_open(%s) gave %s (class %d): %s, expected %s", what, name,
               t_class_name(cls), cls, msg, t_class_name(want));
