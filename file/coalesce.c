@@ -64,9 +64,8 @@ static int find_runs(const hcomp_file *f, run **out, size_t *nout)
     return HCOMP_OK;
 }
 
-int hcomp_coalesce_small(hcomp_file *f, uint64_t *pieces, uint64_t *bytes, hcomp_error *err)
+static int coalesce(hcomp_file *f, uint64_t *pieces, uint64_t *bytes, hcomp_error *err)
 {
-    *pieces = *bytes = 0;
     int rc = hcomp_log_refresh(f, err);
     if (rc != HCOMP_OK)
         return rc;
@@ -117,5 +116,16 @@ int hcomp_coalesce_small(hcomp_file *f, uint64_t *pieces, uint64_t *bytes, hcomp
         if (rc == HCOMP_OK)
             rc = src;
     }
+    return rc;
+}
+
+int hcomp_coalesce_small(hcomp_file *f, uint64_t *pieces, uint64_t *bytes, hcomp_error *err)
+{
+    *pieces = *bytes = 0;
+    /* the rewrite's tasks are no writes of the program's: its statistics stay as they were
+     * (and a close appends no STATS record for them after a compaction's new log) */
+    hcomp_file_stats before = f->stats;
+    int rc = coalesce(f, pieces, bytes, err);
+    f->stats = before;
     return rc;
 }

@@ -300,7 +300,8 @@ void hcomp_overwritten_punch(hcomp_file *f, const uint32_t *cand, size_t n);
 void hcomp_reclaim_at_close(hcomp_file *f);
 /* file/coalesce.c: write runs of small pieces (neighbouring extents of pieces under 4 KiB,
  * 16 or more) again as whole pieces, then sync; the caller holds the openers' lock
- * exclusively. *pieces and *bytes: the extents and logical bytes written again. */
+ * exclusively. *pieces and *bytes: the extents and logical bytes written again; f's
+ * statistics are left as they were. */
 int hcomp_coalesce_small(hcomp_file *f, uint64_t *pieces, uint64_t *bytes, hcomp_error *err);
 /* In the background (the drain thread, hcomp_drain=background), when the file is idle:
  * reclaim if no other process has the file open; 1 if it ran to its end. */

@@ -346,17 +346,14 @@ static int reclaim_counted(hcomp_file *f)
     return rc;
 }
 
-/* Runs of small pieces written again (file/coalesce.c), counted apart from the writes the
- * program made: its statistics stay as they were, and say what the rewrite did. A failure
+/* Runs of small pieces written again (file/coalesce.c), said in the statistics. A failure
  * (the old pieces are intact) keeps reclaiming from dropping them. */
 static int coalesce_counted(hcomp_file *f)
 {
     double t0 = hcomp_now();
-    hcomp_file_stats before = f->stats;
     uint64_t pieces = 0, bytes = 0;
     hcomp_error e;
     int rc = hcomp_coalesce_small(f, &pieces, &bytes, &e);
-    f->stats = before;
     f->stats.coalesced_pieces = pieces;
     f->stats.coalesced_bytes = bytes;
     f->stats.t_coalesce = hcomp_now() - t0;

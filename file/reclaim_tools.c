@@ -36,13 +36,8 @@ int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,
         rc = hcomp_fail(err, HCOMP_E_IO, "%s is open in another process (a running job?); "
                         "compact it once that has closed it", path);
     uint64_t pieces = 0, bytes = 0;
-    if (rc == HCOMP_OK) {
-        /* the rewrite's tasks are no writes of a program: without them in the statistics
-         * the close appends no STATS record after the log is rewritten */
-        hcomp_file_stats before = f->stats;
+    if (rc == HCOMP_OK)
         rc = hcomp_coalesce_small(f, &pieces, &bytes, err);
-        f->stats = before;
-    }
     if (rc == HCOMP_OK)
         rc = hcomp_reclaim(f, 1, io, res, err);
     res->coalesced_pieces = pieces;
