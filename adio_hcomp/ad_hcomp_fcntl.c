@@ -44,6 +44,9 @@ void ADIOI_HCOMP_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
         case ADIO_FCNTL_SET_ATOMICITY:
             fd->atomicity = (fcntl_struct->atomicity == 0) ? 0 : 1;
             *error_code = MPI_SUCCESS;
+            if ((f = ADIOI_HCOMP_File(fd, myname, error_code)) == NULL)
+                return;
+            hcomp_file_set_atomic(f, fd->atomicity);
             /* atomic mode: every write is seen at once, the gathered ones too */
             if (fd->atomicity && ADIOI_HCOMP_Flush_buffered(fd, &err) != HCOMP_OK)
                 *error_code = ADIOI_HCOMP_Error(myname, &err);

@@ -28,5 +28,11 @@ void ADIOI_HCOMP_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
             (void) hcomp_file_truncate(f, (uint64_t) size, &err);
     }
     MPI_Bcast(&err, (int) sizeof(err), MPI_BYTE, fd->hints->ranklist[0], fd->comm);
+    /* what every process writes next comes after the new size (format 3's writer logs) */
+    if (err.code == HCOMP_OK) {
+        hcomp_file *f = ADIOI_HCOMP_File(fd, myname, error_code);
+        if (f != NULL)
+            (void) hcomp_file_order(f, &err);
+    }
     *error_code = (err.code == HCOMP_OK) ? MPI_SUCCESS : ADIOI_HCOMP_Error(myname, &err);
 }

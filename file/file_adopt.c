@@ -57,7 +57,7 @@ static int adopt(const char *path, int write_header, int *adopted, hcomp_error *
     if (!write_header)
         *adopted = 1;
     else
-        rc = hcomp_map_header_if_empty(fd, path, adopted, err);
+        rc = hcomp_map_header_if_empty(fd, path, HCOMP_MAP_VERSION, adopted, err);
 out:
     hcomp_open_unlock(fd);
     flock(fd, LOCK_UN);

@@ -3,6 +3,7 @@
 #include "file_internal.h"
 #include "engine/manager.h"
 #include "common/clock.h"
+#include "common/util.h"
 
 #define LOCKED(f, call)                      \
     do {                                     \
@@ -51,6 +52,25 @@ int hcomp_file_pread(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint6
 int hcomp_file_size(hcomp_file *f, uint64_t *size, hcomp_error *err)
 {
     LOCKED(f, hcomp_file_size_locked(f, size, err));
+}
+
+static int order_locked(hcomp_file *f, hcomp_error *err)
+{
+    hcomp_ok(err);
+    int rc = hcomp_wlog_sync(f, err);
+    return rc == HCOMP_OK ? hcomp_order_advance(f, err) : rc;
+}
+
+int hcomp_file_order(hcomp_file *f, hcomp_error *err)
+{
+    LOCKED(f, order_locked(f, err));
+}
+
+void hcomp_file_set_atomic(hcomp_file *f, int on)
+{
+    pthread_mutex_lock(&f->lock);
+    f->atomic = on != 0;
+    pthread_mutex_unlock(&f->lock);
 }
 
 int hcomp_file_truncate(hcomp_file *f, uint64_t size, hcomp_error *err)

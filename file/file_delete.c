@@ -41,6 +41,31 @@ static int remove_segment_dir(const char *file, const char *dir, hcomp_error *er
     return rc;
 }
 
+/* A file's writer logs (and logs being created) in its log directory. */
+static int remove_writer_logs(const char *file, const char *dir, hcomp_error *err)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? HCOMP_OK
+            : hcomp_fail_errno(err, errno, "%s: opening its log directory %s", file, dir);
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        close(dfd);
+        return hcomp_fail_errno(err, errno, "%s: reading its log directory %s", file, dir);
+    }
+    struct dirent *e;
+    int rc = HCOMP_OK;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        int log = (l > 4 && strcmp(e->d_name + l - 4, ".log") == 0) ||
+                  (l > 5 && e->d_name[0] == '.' && strcmp(e->d_name + l - 4, ".new") == 0);
+        if (log && unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT && rc == HCOMP_OK)
+            rc = hcomp_fail_errno(err, errno, "%s: removing %s/%s", file, dir, e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
 int hcomp_file_delete(const char *path, hcomp_error *err)
 {
     hcomp_ok(err);
@@ -55,7 +80,10 @@ int hcomp_file_delete(const char *path, hcomp_error *err)
         hcomp_file_close(f, NULL);
         return rc;
     }
-    /* segment files first, then each distinct directory */
+    /* the writer logs first (version 3: in the hidden segment directory beside the file,
+     * which the loop below may remove), then segment files, then each distinct directory */
+    if (f->hdr.version >= HCOMP_MAP_VERSION_WLOGS)
+        rc = remove_writer_logs(path, f->logdir, err);
     for (size_t i = 0; i < f->nsegs && rc == HCOMP_OK; i++) {
         const char *p = f->segs[i].path;
         if (p && unlink(p) != 0 && errno != ENOENT)
@@ -78,6 +106,9 @@ int hcomp_file_delete(const char *path, hcomp_error *err)
         if (!seen)
             rc = remove_segment_dir(path, dir, err);
     }
+    if (rc == HCOMP_OK && f->hdr.version >= HCOMP_MAP_VERSION_WLOGS && rmdir(f->logdir) != 0 &&
+        errno != ENOENT)
+        rc = hcomp_fail_errno(err, errno, "%s: removing its log directory %s", path, f->logdir);
     if (rc == HCOMP_OK && unlink(path) != 0)     /* still under the lock */
         rc = hcomp_fail_errno(err, errno, "%s: removing the mapping file", path);
     hcomp_error cerr;

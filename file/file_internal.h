@@ -51,7 +51,33 @@ typedef struct hcomp_piece {
     int16_t level;       /* codec level, HCOMP_MAP_LEVEL_UNKNOWN if not recorded */
     uint8_t frame;       /* 0 unframed (format 1), else framed in blocks (docs/FORMAT.md) */
     uint64_t start;      /* logical offset of its first extent (header check) */
+    uint32_t ord;        /* where its record stands in the file's order (f->orders) */
 } hcomp_piece;
+
+/* Where a record stands in a file's order (format version 3, docs/FORMAT.md "Writer
+ * logs"): by stamp, then writer id; the mapping file's own records come first (both zero),
+ * in their log's order. */
+typedef struct hcomp_order {
+    uint64_t stamp, writer;
+} hcomp_order;
+
+/* A writer log of a version-3 file (file/writer_log.c). */
+typedef struct hcomp_wlog {
+    char *name;          /* file name in the log directory */
+    int fd;              /* read (another writer's) or read-write (this opener's) */
+    uint64_t writer;     /* from its header */
+    uint64_t consumed;   /* bytes of it applied, header included */
+    uint32_t ord;        /* the order its next records are in (its last ORDER record) */
+    unsigned char *buf;  /* its tail, while a refresh applies it */
+    size_t buf_cap, buf_len;
+} hcomp_wlog;
+
+/* A SIZE record of a version-3 file, kept to place records that arrive late. */
+typedef struct hcomp_size_rec {
+    uint32_t ord;
+    int mode;
+    uint64_t size;
+} hcomp_size_rec;
 
 /* A run of the write-behind buffer (file/write_buffer.c): logical bytes [off, off+len),
  * held at data + at; in a task (hcomp_file_write_runs), at is unused. */
@@ -104,6 +130,29 @@ struct hcomp_file {
     int loc_segments, loc_all; /* segments indexed one by one; then all of them (file_log.c) */
     unsigned char *logbuf;
     size_t logbuf_cap;
+
+    /* version 3 (file/writer_log.c): each writer appends to a log of its own in logdir;
+     * readers apply every log's records in the file's order */
+    char logdir[PATH_MAX];
+    hcomp_wlog *wlogs;
+    size_t nwlogs, capwlogs;
+    int own_wlog;              /* this opener's log in wlogs; -1 before its first append */
+    int atomic;                /* MPI's atomic mode (hcomp_file_set_atomic) */
+    uint64_t writer_id;        /* this opener's, random */
+    struct timespec logdir_mtime, logdir_ctime;   /* as last listed */
+    ino_t logdir_ino;
+    hcomp_order *orders;       /* [0]: the mapping file's own records */
+    size_t norders, caporders;
+    uint32_t cur_ord;          /* the order of the records being applied */
+    uint32_t max_ord;          /* the newest order applied */
+    uint64_t stamp_seen;       /* the largest stamp of any record read */
+    uint64_t last_stamp;       /* this writer's last */
+    hcomp_size_rec *sizes;     /* SIZE records of writer logs */
+    size_t nsizes, capsizes;
+    hcomp_map_record *pending_reloc;  /* RELOCATEs of pieces not yet read */
+    size_t npending, cappending;
+    hcomp_bytes wstats;        /* the STATS records of the writer logs (a fold keeps them) */
+    char lost_log[NAME_MAX + 1];  /* the writer log of the first lost record, if one */
 
     /* writing */
     hcomp_tier_writer tw[HCOMP_MAX_TIERS];
@@ -198,6 +247,30 @@ extern size_t hcomp_log_chunk;
 int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
 void hcomp_log_free(hcomp_file *f);
+/* Whether a is later than b in the file's order. */
+int hcomp_order_later(const hcomp_file *f, uint32_t a, uint32_t b);
+
+/* file/writer_log.c: the writer logs of a version-3 file */
+/* f->logdir from the path and file id (at open) */
+int hcomp_wlog_dir_init(hcomp_file *f, hcomp_error *err);
+/* List the log directory (when it changed, or always when force) and add the logs of
+ * the mapping file's generation not yet known. */
+int hcomp_wlog_scan(hcomp_file *f, int force, hcomp_error *err);
+/* Append records to this opener's log (created on first use), after an ORDER record. */
+int hcomp_wlog_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
+/* Make this opener's log durable (and seen by other clients of the file system). */
+int hcomp_wlog_sync(hcomp_file *f, hcomp_error *err);
+/* Close and forget every writer log (a fold replaced them). */
+void hcomp_wlog_forget(hcomp_file *f);
+/* Remove the writer logs in f->logdir not of generation gen (a fold's old ones); the
+ * number removed. */
+int hcomp_wlog_remove_other_gens(const char *logdir, uint64_t gen);
+/* Bytes of every writer log known (their sizes) */
+uint64_t hcomp_wlog_bytes(const hcomp_file *f);
+/* Read every record this process can see (the log directory listed again), so that
+ * what it writes next is ordered after them: at MPI_File_sync, set_size, preallocate and
+ * each write in atomic mode (docs/FORMAT.md, "Writer logs"). */
+int hcomp_order_advance(hcomp_file *f, hcomp_error *err);
 
 /* file/log_state.c: the replayed state as bytes, for openers that share one replay */
 /* 0, or -1 (out of memory) */
@@ -262,12 +335,13 @@ int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint
                        unsigned filter, int level, unsigned frame, hcomp_error *err);
 
 /* file/file_open.c: a new mapping-file header (a random file id, the time now) */
-int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err,
-                         const char *path);
+int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], unsigned version,
+                         hcomp_error *err, const char *path);
 /* file/file_open.c: the file of fd, if still empty, given a new header (*wrote 1). The
  * caller holds flock(LOCK_EX) on it, so that openers of one empty file write one header
  * (creating without hard links, adopting an emptied file, the first writable open). */
-int hcomp_map_header_if_empty(int fd, const char *path, int *wrote, hcomp_error *err);
+int hcomp_map_header_if_empty(int fd, const char *path, unsigned version, int *wrote,
+                              hcomp_error *err);
 
 /* file/open_lock.c: the openers' lock on the mapping file (0, or -1 with errno) */
 int hcomp_open_lock_shared(int fd);          /* waits while a reclaim runs */

@@ -8,6 +8,56 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* ---- the file's order (version 3: records of several writer logs) ---------- */
+
+int hcomp_order_later(const hcomp_file *f, uint32_t a, uint32_t b)
+{
+    const hcomp_order *x = &f->orders[a], *y = &f->orders[b];
+    if (x->stamp != y->stamp)
+        return x->stamp > y->stamp;
+    return x->writer > y->writer;
+}
+
+/* index 0 is the mapping file's own records: before every writer log's */
+static int orders_init(hcomp_file *f)
+{
+    if (f->norders > 0)
+        return 0;
+    if (hcomp_grow_array(&f->orders, &f->caporders, 1, sizeof(*f->orders)) != 0)
+        return -1;
+    f->orders[0] = (hcomp_order) {0, 0};
+    f->norders = 1;
+    f->cur_ord = f->max_ord = 0;
+    return 0;
+}
+
+static int64_t add_order(hcomp_file *f, uint64_t stamp, uint64_t writer)
+{
+    if (f->norders >= UINT32_MAX ||
+        hcomp_grow_array(&f->orders, &f->caporders, f->norders + 1, sizeof(*f->orders)) != 0)
+        return -1;
+    f->orders[f->norders] = (hcomp_order) {stamp, writer};
+    if (stamp > f->stamp_seen)
+        f->stamp_seen = stamp;
+    return (int64_t) f->norders++;
+}
+
+/* Whether piece a was recorded after piece b. */
+static int piece_later(const hcomp_file *f, uint32_t a, uint32_t b)
+{
+    uint32_t oa = f->pieces[a].ord, ob = f->pieces[b].ord;
+    if (oa != ob)
+        return hcomp_order_later(f, oa, ob);
+    return a > b;   /* one log's records: in its order */
+}
+
+/* The records being applied are older than some applied before (another writer's log
+ * was read late): they must not win over those. */
+static int applying_late(const hcomp_file *f)
+{
+    return hcomp_order_later(f, f->max_ord, f->cur_ord);
+}
+
 static int find_segment(const hcomp_file *f, uint64_t id)
 {
     for (size_t i = f->nsegs; i-- > 0;)  /* recent segments are looked up most */
@@ -144,12 +194,25 @@ static int64_t loc_find(const hcomp_file *f, uint32_t seg, uint64_t off)
     return -1;
 }
 
+/* A RELOCATE whose piece is not known yet: in a version-3 file its PIECE record may be in
+ * a writer log not read so far; it is tried again after every refresh. */
+static int relocate_pending(hcomp_file *f, const hcomp_map_record *r)
+{
+    if (f->hdr.version < HCOMP_MAP_VERSION_WLOGS || f->cur_ord == 0)
+        return 0;       /* a log in one order: nothing known there, nothing moves */
+    if (hcomp_grow_array(&f->pending_reloc, &f->cappending, f->npending + 1,
+                         sizeof(*f->pending_reloc)) != 0)
+        return -1;
+    f->pending_reloc[f->npending++] = *r;
+    return 0;
+}
+
 static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
 {
     int from = find_segment(f, r->u.reloc.old_seg);
     int to = find_segment(f, r->u.reloc.new_seg);
     if (from < 0)
-        return 0;       /* nothing known there: nothing moves */
+        return relocate_pending(f, r);
     if (to < 0 && (to = add_segment(f, r->u.reloc.new_seg, "?", 1, NULL, 0)) < 0)
         return -1;
     if (!seg_indexed(f, (uint32_t) from)) {     /* the first move from there */
@@ -167,7 +230,7 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
     }
     int64_t idx = loc_find(f, (uint32_t) from, r->u.reloc.old_off);
     if (idx < 0)
-        return 0;
+        return relocate_pending(f, r);
     hcomp_piece *p = &f->pieces[idx];
     p->seg = (uint32_t) to;
     p->seg_off = r->u.reloc.new_off;
@@ -178,6 +241,48 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
     p->level = (int16_t) r->u.reloc.level;
     p->frame = (uint8_t) r->u.reloc.frame;
     return loc_insert(f, (uint32_t) idx);
+}
+
+static int add_replayed(hcomp_file *f, hcomp_extent e)
+{
+    if (e.len == 0)
+        return 0;
+    if (hcomp_grow_array(&f->replayed, &f->replayed_cap, f->nreplayed + 1,
+                         sizeof(*f->replayed)) != 0)
+        return -1;
+    f->replayed[f->nreplayed++] = e;
+    if (e.off + e.len > f->size)
+        f->size = e.off + e.len;
+    return 0;
+}
+
+/* An extent of a record older than some applied before: cut at the smallest size a later
+ * SIZE record set, and only the parts that no later piece maps (records of this refresh
+ * come after it in f->replayed, in order, and win by themselves). */
+static int add_late_extent(hcomp_file *f, hcomp_extent e)
+{
+    uint64_t stop = e.off + e.len;
+    for (size_t k = 0; k < f->nsizes; k++)
+        if (f->sizes[k].mode == HCOMP_SIZE_SET && f->sizes[k].size < stop &&
+            hcomp_order_later(f, f->sizes[k].ord, f->cur_ord))
+            stop = f->sizes[k].size;
+    uint64_t at = e.off;
+    for (size_t i = hcomp_extent_map_find(&f->map, at); i < f->map.n && f->map.v[i].off < stop;
+         i++) {
+        const hcomp_extent *m = &f->map.v[i];
+        if (!piece_later(f, m->piece, e.piece))
+            continue;
+        if (m->off > at &&
+            add_replayed(f, (hcomp_extent) {at, m->off - at, e.piece,
+                                             e.piece_off + (uint32_t) (at - e.off)}) != 0)
+            return -1;
+        if (m->off + m->len > at)
+            at = m->off + m->len;
+    }
+    if (at < stop)
+        return add_replayed(f, (hcomp_extent) {at, stop - at, e.piece,
+                                               e.piece_off + (uint32_t) (at - e.off)});
+    return 0;
 }
 
 static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
@@ -201,17 +306,16 @@ static int apply_piece(hcomp_file *f, const hcomp_map_record *r)
     p->level = (int16_t) r->u.piece.level;
     p->frame = (uint8_t) r->u.piece.frame;
     p->start = 0;
+    p->ord = f->cur_ord;
+    int late = applying_late(f);
     for (uint32_t i = 0; i < r->u.piece.nextents; i++) {
         hcomp_map_extent me;
         hcomp_map_extent_at(r, i, &me);
         if (i == 0)
             p->start = me.off - me.piece_off;
-        if (hcomp_grow_array(&f->replayed, &f->replayed_cap, f->nreplayed + 1,
-                             sizeof(*f->replayed)) != 0)
+        hcomp_extent e = {me.off, me.len, idx, me.piece_off};
+        if (late ? add_late_extent(f, e) != 0 : add_replayed(f, e) != 0)
             return -1;
-        f->replayed[f->nreplayed++] = (hcomp_extent) {me.off, me.len, idx, me.piece_off};
-        if (me.off + me.len > f->size)
-            f->size = me.off + me.len;
     }
     return loc_insert(f, idx);
 }
@@ -226,17 +330,69 @@ static int flush_replayed(hcomp_file *f)
     return rc;
 }
 
+/* The latest SIZE record that set the size (-1: none). */
+static int64_t last_set(const hcomp_file *f)
+{
+    int64_t best = -1;
+    for (size_t k = 0; k < f->nsizes; k++)
+        if (f->sizes[k].mode == HCOMP_SIZE_SET &&
+            (best < 0 || hcomp_order_later(f, f->sizes[k].ord, f->sizes[best].ord)))
+            best = (int64_t) k;
+    return best;
+}
+
+/* A set older than pieces applied before it (another writer's log read late): it drops
+ * only the bytes of older pieces beyond it; the size is then what the order gives: the
+ * latest set, grown by what later records wrote or grew. */
+static void apply_late_set(hcomp_file *f, uint64_t size)
+{
+    hcomp_extent_map *m = &f->map;
+    size_t w = hcomp_extent_map_find(m, size);
+    for (size_t i = w; i < m->n; i++) {
+        hcomp_extent e = m->v[i];
+        if (!hcomp_order_later(f, f->pieces[e.piece].ord, f->cur_ord)) {
+            if (e.off >= size)
+                continue;
+            e.len = size - e.off;       /* the extent that straddles it */
+        }
+        m->v[w++] = e;
+    }
+    m->n = w;
+    int64_t s = last_set(f);
+    uint64_t sz = s >= 0 ? f->sizes[s].size : 0;
+    if (m->n > 0 && m->v[m->n - 1].off + m->v[m->n - 1].len > sz)
+        sz = m->v[m->n - 1].off + m->v[m->n - 1].len;
+    for (size_t k = 0; k < f->nsizes; k++)
+        if (f->sizes[k].mode == HCOMP_SIZE_GROW && f->sizes[k].size > sz &&
+            (s < 0 || hcomp_order_later(f, f->sizes[k].ord, f->sizes[s].ord)))
+            sz = f->sizes[k].size;
+    f->size = sz;
+}
+
 static int apply_size(hcomp_file *f, const hcomp_map_record *r)
 {
+    int late = applying_late(f);
+    if (hcomp_grow_array(&f->sizes, &f->capsizes, f->nsizes + 1, sizeof(*f->sizes)) != 0)
+        return -1;
+    f->sizes[f->nsizes++] = (hcomp_size_rec) {f->cur_ord, r->u.size.mode, r->u.size.size};
     if (r->u.size.mode == HCOMP_SIZE_SET) {
         if (flush_replayed(f) != 0)
             return -1;
-        hcomp_extent_map_truncate(&f->map, r->u.size.size);
-        f->size = r->u.size.size;
-    } else if (r->u.size.size > f->size)
-        f->size = r->u.size.size;
+        if (late) {
+            apply_late_set(f, r->u.size.size);
+        } else {
+            hcomp_extent_map_truncate(&f->map, r->u.size.size);
+            f->size = r->u.size.size;
+        }
+    } else if (r->u.size.size > f->size) {
+        int64_t s = late ? last_set(f) : -1;
+        if (s < 0 || hcomp_order_later(f, f->cur_ord, f->sizes[s].ord))
+            f->size = r->u.size.size;   /* a grow that a later set did not undo */
+    }
     return 0;
 }
+
+static int apply_record(hcomp_file *f, const hcomp_map_record *rec);
 
 size_t hcomp_log_chunk = 8u << 20;
 
@@ -264,14 +420,8 @@ static size_t apply_chunk(hcomp_file *f, const unsigned char *buf, size_t avail,
                 f->lost_at = base + at;
             continue;
         }
-        if (rec.type == HCOMP_REC_SEGMENT)
-            *rc = apply_segment(f, &rec);
-        else if (rec.type == HCOMP_REC_PIECE)
-            *rc = apply_piece(f, &rec);
-        else if (rec.type == HCOMP_REC_SIZE)
-            *rc = apply_size(f, &rec);
-        else if (rec.type == HCOMP_REC_RELOCATE)
-            *rc = apply_relocate(f, &rec);
+        f->cur_ord = 0;
+        *rc = apply_record(f, &rec);
         f->tail_stats = rec.type == HCOMP_REC_STATS ? f->tail_stats + (pos - at) : 0;
         if (*rc != 0)
             break;
@@ -279,7 +429,195 @@ static size_t apply_chunk(hcomp_file *f, const unsigned char *buf, size_t avail,
     return pos;
 }
 
+static int refresh_main(hcomp_file *f, hcomp_error *err);
+
+/* ---- writer logs (version 3) ------------------------------------------------ */
+
+/* A run of one writer log's records in one order. */
+typedef struct wbatch {
+    uint32_t log, ord;
+    size_t from, to;        /* in that log's buffer */
+} wbatch;
+
+static const hcomp_file *sort_file;     /* qsort's context (the refresh holds f->lock) */
+
+static int wbatch_cmp(const void *a, const void *b)
+{
+    const wbatch *x = a, *y = b;
+    if (x->ord != y->ord)
+        return hcomp_order_later(sort_file, x->ord, y->ord) ? 1
+             : hcomp_order_later(sort_file, y->ord, x->ord) ? -1 : 0;
+    if (x->log != y->log)
+        return x->log < y->log ? -1 : 1;
+    return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Read the new bytes of writer log i and cut its whole records into batches. */
+static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, size_t *cb,
+                          hcomp_error *err)
+{
+    hcomp_wlog *w = &f->wlogs[i];
+    w->buf_len = 0;
+    struct stat st;
+    if (w->fd < 0)
+        return HCOMP_OK;
+    if (fstat(w->fd, &st) != 0)
+        return hcomp_fail_errno(err, errno, "%s: stat of writer log %s/%s", f->path, f->logdir,
+                                w->name);
+    if ((uint64_t) st.st_size <= w->consumed)
+        return HCOMP_OK;
+    size_t len = (size_t) ((uint64_t) st.st_size - w->consumed);
+    if (hcomp_grow(&w->buf, &w->buf_cap, len) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory reading writer log %s", f->path,
+                          w->name);
+    long long got = hcomp_pread_full(w->fd, w->buf, len, w->consumed);
+    if (got < 0)
+        return hcomp_fail_errno(err, errno, "%s: reading writer log %s/%s", f->path, f->logdir,
+                                w->name);
+    size_t pos = 0, from = 0;
+    uint32_t ord = w->ord;
+    for (;;) {
+        hcomp_map_record rec;
+        size_t at = pos;
+        int lost = 0;
+        int r = hcomp_map_next_checked(w->buf, (size_t) got, &pos, &rec, &f->skipped, &lost);
+        if (r == HCOMP_MAP_INCOMPLETE) {
+            pos = at;       /* still being appended, or torn by a crash: not written */
+            break;
+        }
+        if (r == HCOMP_MAP_DAMAGED) {
+            if (lost && f->lost_records++ == 0) {
+                f->lost_at = w->consumed + at;
+                snprintf(f->lost_log, sizeof(f->lost_log), "%s", w->name);
+            }
+            continue;
+        }
+        if (rec.type != HCOMP_REC_ORDER)
+            continue;
+        if (at > from) {
+            if (hcomp_grow_array(bv, cb, *nb + 1, sizeof(**bv)) != 0)
+                return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+            (*bv)[(*nb)++] = (wbatch) {i, ord, from, at};
+        }
+        int64_t o = add_order(f, rec.u.order.stamp, w->writer);
+        if (o < 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        ord = (uint32_t) o;
+        from = pos;
+    }
+    if (pos > from) {
+        if (hcomp_grow_array(bv, cb, *nb + 1, sizeof(**bv)) != 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        (*bv)[(*nb)++] = (wbatch) {i, ord, from, pos};
+    }
+    w->ord = ord;
+    w->buf_len = pos;
+    return HCOMP_OK;
+}
+
+static int apply_record(hcomp_file *f, const hcomp_map_record *rec)
+{
+    switch (rec->type) {
+        case HCOMP_REC_SEGMENT: return apply_segment(f, rec);
+        case HCOMP_REC_PIECE: return apply_piece(f, rec);
+        case HCOMP_REC_SIZE: return apply_size(f, rec);
+        case HCOMP_REC_RELOCATE: return apply_relocate(f, rec);
+        default: return 0;
+    }
+}
+
+/* RELOCATEs that found no piece, tried again once the refresh applied everything */
+static int retry_pending(hcomp_file *f)
+{
+    size_t n = f->npending;
+    if (n == 0)
+        return 0;
+    hcomp_map_record *v = f->pending_reloc;
+    f->pending_reloc = NULL;
+    f->npending = f->cappending = 0;
+    int rc = 0;
+    uint32_t keep = f->cur_ord;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        f->cur_ord = 1;     /* not the mapping file's: kept pending if still unknown */
+        rc = apply_relocate(f, &v[k]);
+    }
+    f->cur_ord = keep;
+    free(v);
+    return rc;
+}
+
+/* Apply the new records of every writer log, in the file's order. */
+static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
+{
+    int rc = hcomp_wlog_scan(f, 0, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    wbatch *bv = NULL;
+    size_t nb = 0, cb = 0;
+    for (uint32_t i = 0; i < f->nwlogs && rc == HCOMP_OK; i++)
+        rc = read_wlog_tail(f, i, &bv, &nb, &cb, err);
+    if (rc == HCOMP_OK && nb > 0) {
+        sort_file = f;
+        qsort(bv, nb, sizeof(*bv), wbatch_cmp);
+        int arc = 0;
+        for (size_t b = 0; b < nb && arc == 0; b++) {
+            const hcomp_wlog *w = &f->wlogs[bv[b].log];
+            f->cur_ord = bv[b].ord;
+            size_t pos = bv[b].from;
+            while (pos < bv[b].to && arc == 0) {
+                hcomp_map_record rec;
+                uint64_t skipped = 0;   /* counted when the tail was read */
+                size_t at = pos;
+                if (hcomp_map_next(w->buf, bv[b].to, &pos, &rec, &skipped) != HCOMP_MAP_RECORD)
+                    continue;
+                arc = apply_record(f, &rec);
+                if (arc == 0 && rec.type == HCOMP_REC_STATS &&
+                    hcomp_bytes_reserve(&f->wstats, pos - at) == 0) {
+                    memcpy(f->wstats.p + f->wstats.len, w->buf + at, pos - at);
+                    f->wstats.len += pos - at;
+                }
+            }
+            if (!applying_late(f))
+                f->max_ord = f->cur_ord;
+        }
+        f->cur_ord = 0;
+        if (arc == 0)
+            arc = flush_replayed(f);
+        if (arc == 0)
+            arc = retry_pending(f);
+        if (arc != 0)
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the writer logs",
+                            f->path);
+        else
+            f->generation++;
+    }
+    free(bv);
+    if (rc == HCOMP_OK)
+        for (size_t i = 0; i < f->nwlogs; i++)
+            f->wlogs[i].consumed += f->wlogs[i].buf_len;
+    for (size_t i = 0; i < f->nwlogs; i++) {
+        f->wlogs[i].buf_len = 0;
+        if (f->wlogs[i].buf_cap > LOG_BUFFER_KEPT) {
+            free(f->wlogs[i].buf);
+            f->wlogs[i].buf = NULL;
+            f->wlogs[i].buf_cap = 0;
+        }
+    }
+    return rc;
+}
+
 int hcomp_log_refresh(hcomp_file *f, hcomp_error *err)
+{
+    if (orders_init(f) != 0)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    int rc = refresh_main(f, err);
+    if (rc == HCOMP_OK && f->hdr.version >= HCOMP_MAP_VERSION_WLOGS)
+        rc = refresh_wlogs(f, err);
+    return rc;
+}
+
+/* The mapping file's own records, in their order. */
+static int refresh_main(hcomp_file *f, hcomp_error *err)
 {
     struct stat st;
     if (fstat(f->map_fd, &st) != 0)
@@ -338,6 +676,14 @@ int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err)
 {
     if (f->lost_records == 0)
         return HCOMP_OK;
+    if (f->lost_log[0])
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: writer log %s/%s is damaged at byte %llu "
+                          "(%llu records written whole fail their checksums, or a log's header): "
+                          "what they recorded is lost, so no read of this file can be trusted; "
+                          "`hcomp fsck --repair %s` keeps the other records (then only the lost "
+                          "writes are missing)", f->path, f->logdir, f->lost_log,
+                          (unsigned long long) f->lost_at, (unsigned long long) f->lost_records,
+                          f->path);
     return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the mapping file is damaged at byte %llu (%llu "
                       "records written whole fail their checksums): what they recorded is lost, "
                       "so no read of this file can be trusted; `hcomp fsck --repair %s` keeps the "
@@ -350,6 +696,8 @@ int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err
 {
     if (records->len == 0)
         return HCOMP_OK;
+    if (f->hdr.version >= HCOMP_MAP_VERSION_WLOGS)
+        return hcomp_wlog_append(f, records, err);
     /* One write(2) on an O_APPEND descriptor: the records land whole and in one
      * place even with other writers appending at the same time. */
     ssize_t n;
@@ -391,4 +739,24 @@ void hcomp_log_free(hcomp_file *f)
     f->logbuf_cap = 0;
     f->nsegs = f->npieces = 0;
     f->capsegs = f->cappieces = 0;
+    /* the writer logs' read state; this opener's own log and clock stay */
+    for (size_t i = 0; i < f->nwlogs; i++) {
+        free(f->wlogs[i].buf);
+        f->wlogs[i].buf = NULL;
+        f->wlogs[i].buf_cap = f->wlogs[i].buf_len = 0;
+        f->wlogs[i].consumed = f->wlogs[i].fd >= 0 ? HCOMP_WLOG_HEADER_SIZE : UINT64_MAX;
+        f->wlogs[i].ord = 0;
+    }
+    free(f->orders);
+    f->orders = NULL;
+    f->norders = f->caporders = 0;
+    f->cur_ord = f->max_ord = 0;
+    free(f->sizes);
+    f->sizes = NULL;
+    f->nsizes = f->capsizes = 0;
+    free(f->pending_reloc);
+    f->pending_reloc = NULL;
+    f->npending = f->cappending = 0;
+    hcomp_bytes_free(&f->wstats);
+    f->lost_log[0] = '\0';
 }

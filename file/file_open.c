@@ -21,12 +21,14 @@ static void id_to_hex(const uint8_t id[16], char out[33])
         snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
-int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *err,
-                         const char *path)
+int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], unsigned version,
+                         hcomp_error *err, const char *path)
 {
     hcomp_map_header h;
     struct timespec ts;
-    h.version = HCOMP_MAP_VERSION;
+    memset(&h, 0, sizeof(h));
+    h.version = version >= HCOMP_MAP_VERSION_MIN && version <= HCOMP_MAP_VERSION ? version
+                                                                                  : HCOMP_MAP_VERSION;
     if (hcomp_random_bytes(h.file_id, sizeof(h.file_id)) != 0)
         return hcomp_fail_errno(err, errno, "%s: no random file id", path);
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -35,7 +37,8 @@ int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], hcomp_error *
     return HCOMP_OK;
 }
 
-int hcomp_map_header_if_empty(int fd, const char *path, int *wrote, hcomp_error *err)
+int hcomp_map_header_if_empty(int fd, const char *path, unsigned version, int *wrote,
+                              hcomp_error *err)
 {
     *wrote = 0;
     struct stat st;
@@ -44,7 +47,7 @@ int hcomp_map_header_if_empty(int fd, const char *path, int *wrote, hcomp_error 
     if (st.st_size != 0)
         return HCOMP_OK;
     unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
-    int rc = hcomp_map_new_header(hdr, err, path);
+    int rc = hcomp_map_new_header(hdr, version, err, path);
     if (rc != HCOMP_OK)
         return rc;
     /* offset 0, also through an O_APPEND descriptor: the file is empty */
@@ -64,10 +67,11 @@ int hcomp_map_header_if_empty(int fd, const char *path, int *wrote, hcomp_error 
  * and link(2) it into place, so no other opener ever sees a file without a
  * header, and exclusive creation is decided by the link. Returns HCOMP_OK,
  * HCOMP_E_EXIST, or another error. */
-static int create_mapping_file(const char *path, mode_t perm, hcomp_error *err)
+static int create_mapping_file(const char *path, mode_t perm, unsigned version,
+                               hcomp_error *err)
 {
     unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
-    int rc = hcomp_map_new_header(hdr, err, path);
+    int rc = hcomp_map_new_header(hdr, version, err, path);
     if (rc != HCOMP_OK)
         return rc;
     char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX];
@@ -105,7 +109,7 @@ static int create_mapping_file(const char *path, mode_t perm, hcomp_error *err)
         while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
             ;
         int wrote;
-        rc = hcomp_map_header_if_empty(fd, path, &wrote, err);
+        rc = hcomp_map_header_if_empty(fd, path, version, &wrote, err);
         close(fd);      /* lets go of the flock */
         return rc;
     }
@@ -127,7 +131,7 @@ static int load_header(hcomp_file *f, hcomp_error *err)
          * from it, as hcomp_file_adopt_empty and close use it) */
         while (flock(f->map_fd, LOCK_EX) != 0 && errno == EINTR)
             ;
-        int wrote, rc = hcomp_map_header_if_empty(f->map_fd, f->path, &wrote, err);
+        int wrote, rc = hcomp_map_header_if_empty(f->map_fd, f->path, f->opts.format, &wrote, err);
         if (rc == HCOMP_OK && (got = hcomp_pread_full(f->map_fd, hdr, sizeof(hdr), 0)) < 0)
             rc = hcomp_fail_errno(err, errno, "%s: reading the mapping file", f->path);
         flock(f->map_fd, LOCK_UN);
@@ -157,6 +161,7 @@ static void file_free(hcomp_file *f)
     hcomp_wbuf_free(f);
     hcomp_file_writers_close(f);
     hcomp_log_free(f);
+    hcomp_wlog_forget(f);
     if (f->map_fd >= 0)
         close(f->map_fd);
     free(f->scratch);
@@ -260,6 +265,7 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
     }
     f->map_fd = -1;
+    f->own_wlog = -1;
     hcomp_read_cache_clear(f, 0);
     hcomp_engine_init(&f->eng, f->path, &f->cfg, f->tw, &f->stats);
     pthread_mutex_init(&f->lock, NULL);
@@ -312,7 +318,7 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
     }
 
     if (flags & HCOMP_O_CREAT) {
-        rc = create_mapping_file(path, f->perm, err);
+        rc = create_mapping_file(path, f->perm, f->opts.format, err);
         if (rc == HCOMP_E_EXIST && (flags & HCOMP_O_EXCL)) {
             file_free(f);
             return hcomp_fail(err, HCOMP_E_EXIST, "%s: file exists (exclusive create)", path);
@@ -352,7 +358,9 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
             break;
         close(f->map_fd);
     }
-    if ((rc = load_header(f, err)) == HCOMP_OK && state != NULL)
+    if ((rc = load_header(f, err)) == HCOMP_OK)
+        rc = hcomp_wlog_dir_init(f, err);
+    if (rc == HCOMP_OK && state != NULL)
         (void) hcomp_log_state_import(f, state, state_len);    /* refused: replayed here */
     /* every call that reads the replayed state refreshes it first (a lazy reader's first
      * one replays the whole log); writers need it for what their writes overwrite */
@@ -469,8 +477,8 @@ int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcom
 int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
 {
     hcomp_ok(err);
-    if (!f->writable)
-        return HCOMP_OK;
+    if (!f->writable)       /* a reader's sync: it sees what was synced before it */
+        return hcomp_order_advance(f, err);
     int wrc = hcomp_wbuf_flush(f, err);
     if (wrc != HCOMP_OK)
         return wrc;
@@ -497,7 +505,10 @@ int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
     }
     if (fsync(f->map_fd) != 0)
         return hcomp_fail_errno(err, errno, "%s: sync of the mapping file", f->path);
-    return HCOMP_OK;
+    int rc = hcomp_wlog_sync(f, err);
+    /* sync-barrier-sync: what any process synced before this one's sync is read now, so
+     * what this one writes after it is ordered later */
+    return rc == HCOMP_OK ? hcomp_order_advance(f, err) : rc;
 }
 
 int hcomp_file_size_locked(hcomp_file *f, uint64_t *size, hcomp_error *err)
@@ -522,10 +533,16 @@ static int append_size(hcomp_file *f, uint64_t size, int mode, hcomp_error *err)
     int rc = hcomp_wbuf_flush(f, err);     /* a truncation drops what was written before it */
     if (rc != HCOMP_OK)
         return rc;
+    /* after every record this process can see, and before what it writes next: the
+     * driver's callers on other processes order themselves after it (hcomp_file_order) */
+    if ((rc = hcomp_order_advance(f, err)) != HCOMP_OK)
+        return rc;
     f->batch.len = 0;
     if (hcomp_map_encode_size(&f->batch, size, mode) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     rc = hcomp_log_append(f, &f->batch, err);
+    if (rc == HCOMP_OK)
+        rc = hcomp_wlog_sync(f, err);
     return rc == HCOMP_OK ? hcomp_log_refresh(f, err) : rc;
 }
 

@@ -1063,7 +1063,11 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
 {
     hcomp_ok(err);
     *nread = 0;
-    int rc = hcomp_log_refresh(f, err);
+    /* atomic mode: a log created since the last listing counts even where the file
+     * system caches the directory's times */
+    int rc = f->atomic ? hcomp_wlog_scan(f, 1, err) : HCOMP_OK;
+    if (rc == HCOMP_OK)
+        rc = hcomp_log_refresh(f, err);
     if (rc == HCOMP_OK)
         rc = hcomp_log_check_lost(f, err);
     if (rc != HCOMP_OK)

@@ -360,8 +360,15 @@ int hcomp_file_pwrite_locked(hcomp_file *f, const void *buf, uint64_t len, uint6
     /* buffered writes come first: this one may overwrite them */
     if ((rc = hcomp_wbuf_flush(f, err)) != HCOMP_OK)
         return rc;
+    /* atomic mode: after every write this process can see (the one before it under
+     * ROMIO's lock), and seen by the next holder of the lock on any node */
+    if (f->atomic && (rc = hcomp_order_advance(f, err)) != HCOMP_OK)
+        return rc;
     hcomp_wrun run = {off, len, 0};
-    return hcomp_file_write_runs(f, buf, &run, 1, err);
+    rc = hcomp_file_write_runs(f, buf, &run, 1, err);
+    if (rc == HCOMP_OK && f->atomic)
+        rc = hcomp_wlog_sync(f, err);
+    return rc;
 }
 
 int hcomp_file_pwrite_buffered_locked(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,

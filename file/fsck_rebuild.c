@@ -101,6 +101,22 @@ static int add_segment_file(rebuild *rb, const char *dir, const char *name, cons
 
 /* Walk the directories a segment directory of this file can be in. With want_hex
  * NULL, collect the ids found; else collect the segment files of that id. */
+/* Whether a segment directory holds a segment file. */
+static int holds_segments(const char *dir)
+{
+    DIR *s = opendir(dir);
+    if (s == NULL)
+        return 0;
+    struct dirent *g;
+    int found = 0;
+    while (!found && (g = readdir(s)) != NULL) {
+        size_t l = strlen(g->d_name);
+        found = l > 4 && strcmp(g->d_name + l - 4, ".seg") == 0;
+    }
+    closedir(s);
+    return found;
+}
+
 static int scan_tiers(rebuild *rb, const char *want_hex)
 {
     char tmp[PATH_MAX];
@@ -134,7 +150,8 @@ static int scan_tiers(rebuild *rb, const char *want_hex)
                 lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
                 continue;
             if (want_hex == NULL) {
-                rc = add_hex(rb, hex);
+                if (holds_segments(dir))    /* a directory of writer logs alone holds no piece */
+                    rc = add_hex(rb, hex);
                 continue;
             }
             if (strcmp(hex, want_hex) != 0)
@@ -322,7 +339,11 @@ static void new_header(rebuild *rb, const unsigned char *old, size_t old_len,
                        unsigned char out[HCOMP_MAP_HEADER_SIZE])
 {
     hcomp_map_header h;
+    memset(&h, 0, sizeof(h));
     h.version = HCOMP_MAP_VERSION;
+    /* a generation no writer log left beside it has: the rebuilt log holds every piece
+     * whose header is found, and stale logs would name places this rebuild dropped */
+    hcomp_random_bytes(&h.log_gen, sizeof(h.log_gen));
     if (old_len >= 32)          /* keep what is left of the old id */
         memcpy(h.file_id, old + 16, 16);
     else

@@ -18,6 +18,13 @@
  * at close), copied whole: the snapshot keeps them, not those of earlier writes. */
 static int trailing_stats(hcomp_file *f, hcomp_bytes *out, hcomp_error *err)
 {
+    if (f->wstats.len > 0) {    /* version 3: the writers' logs hold the last ones */
+        if (hcomp_bytes_reserve(out, f->wstats.len) != 0)
+            return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+        memcpy(out->p + out->len, f->wstats.p, f->wstats.len);
+        out->len += f->wstats.len;
+        return HCOMP_OK;
+    }
     uint64_t len = f->consumed - HCOMP_MAP_HEADER_SIZE;
     if (hcomp_grow(&f->logbuf, &f->logbuf_cap, len ? len : 1) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
@@ -152,6 +159,7 @@ static int reopen_log(hcomp_file *f, hcomp_error *err)
     }
     close(fd);
     hcomp_log_free(f);
+    hcomp_wlog_forget(f);       /* of the old generation: the snapshot holds what they said */
     f->consumed = HCOMP_MAP_HEADER_SIZE;
     f->size = 0;
     f->skipped = f->lost_records = f->lost_at = f->tail_stats = 0;
@@ -167,13 +175,21 @@ int hcomp_log_rewrite(hcomp_file *f, const hcomp_seg_use *use, const unsigned ch
     int rc = snapshot_records(f, use, live, &recs, err);
     if (rc == HCOMP_OK)
         rc = trailing_stats(f, &recs, err);
+    /* version 3: the snapshot folds the writer logs in; a new generation of the header
+     * makes them stale at the rename (a crash after it leaves them ignored) */
+    hcomp_map_header nh = f->hdr;
+    if (nh.version >= HCOMP_MAP_VERSION_WLOGS)
+        nh.log_gen++;
     unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
-    hcomp_map_header_encode(&f->hdr, hdr);
+    hcomp_map_header_encode(&nh, hdr);
     if (rc == HCOMP_OK)
         rc = hcomp_map_replace(f->path, hdr, &recs, st->st_mode, "hcomp-compact", err);
     if (rc == HCOMP_OK) {
         res->log_rewritten = 1;
         res->log_after = HCOMP_MAP_HEADER_SIZE + recs.len;
+        f->hdr = nh;
+        if (nh.version >= HCOMP_MAP_VERSION_WLOGS)
+            (void) hcomp_wlog_remove_other_gens(f->logdir, nh.log_gen);
     }
     hcomp_bytes_free(&recs);
     if (rc == HCOMP_E_UNSUPPORTED) {

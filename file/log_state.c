@@ -56,6 +56,7 @@ static void get_piece(const unsigned char *q, hcomp_piece *p)
     p->level = (int16_t) (uint16_t) (q[26] | (q[27] << 8));
     p->frame = q[28];
     p->start = hcomp_get_u64(q + 29);
+    p->ord = 0;             /* the mapping file's own records */
 }
 
 static void put_extent(unsigned char *q, const hcomp_extent *e)
@@ -107,7 +108,10 @@ int hcomp_log_state_export(const hcomp_file *f, hcomp_bytes *b)
         return -1;
     unsigned char *h = b->p;
     memcpy(h, STATE_MAGIC, 8);
-    hcomp_put_u32(h + 8, PIECE_BYTES);
+    /* a state built from writer logs (format 3) is not shared: their read positions and
+     * the order of their records are not in it, so an importer refuses it (piece bytes 0)
+     * and replays for itself; a log folded at the last close is shared as any other */
+    hcomp_put_u32(h + 8, f->nwlogs > 0 || f->norders > 1 ? 0 : PIECE_BYTES);
     hcomp_put_u32(h + 12, EXTENT_BYTES);
     hcomp_put_u64(h + 16, (uint64_t) st.st_dev);
     hcomp_put_u64(h + 24, (uint64_t) st.st_ino);

@@ -27,7 +27,7 @@ void hcomp_bytes_free(hcomp_bytes *b)
 }
 
 /* header: magic[8] version u32, header size u32, file id[16], created ns u64,
- * 20 reserved zero bytes, crc32 of bytes 0..59 */
+ * log generation u64 (version 3; zero before), 12 reserved zero bytes, crc32 of bytes 0..59 */
 void hcomp_map_header_encode(const hcomp_map_header *h, unsigned char out[HCOMP_MAP_HEADER_SIZE])
 {
     memset(out, 0, HCOMP_MAP_HEADER_SIZE);
@@ -36,6 +36,8 @@ void hcomp_map_header_encode(const hcomp_map_header *h, unsigned char out[HCOMP_
     hcomp_put_u32(out + 12, HCOMP_MAP_HEADER_SIZE);
     memcpy(out + 16, h->file_id, 16);
     hcomp_put_u64(out + 32, h->created_ns);
+    if (h->version >= HCOMP_MAP_VERSION_WLOGS)
+        hcomp_put_u64(out + 40, h->log_gen);
     hcomp_put_u32(out + 60, hcomp_crc32(out, 60));
 }
 
@@ -60,6 +62,36 @@ int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_hea
     h->version = version;
     memcpy(h->file_id, in + 16, 16);
     h->created_ns = hcomp_get_u64(in + 32);
+    h->log_gen = version >= HCOMP_MAP_VERSION_WLOGS ? hcomp_get_u64(in + 40) : 0;
+    return HCOMP_OK;
+}
+
+/* writer log header: magic[8], version u32 (3), header size u32, file id[16], log
+ * generation u64, writer id u64, 12 reserved zero bytes, crc32 of bytes 0..59 */
+void hcomp_wlog_header_encode(const hcomp_wlog_header *h, unsigned char out[HCOMP_WLOG_HEADER_SIZE])
+{
+    memset(out, 0, HCOMP_WLOG_HEADER_SIZE);
+    memcpy(out, HCOMP_WLOG_MAGIC, 8);
+    hcomp_put_u32(out + 8, HCOMP_MAP_VERSION_WLOGS);
+    hcomp_put_u32(out + 12, HCOMP_WLOG_HEADER_SIZE);
+    memcpy(out + 16, h->file_id, 16);
+    hcomp_put_u64(out + 32, h->log_gen);
+    hcomp_put_u64(out + 40, h->writer);
+    hcomp_put_u32(out + 60, hcomp_crc32(out, 60));
+}
+
+int hcomp_wlog_header_decode(const unsigned char *in, size_t avail, hcomp_wlog_header *h,
+                             const char *path, hcomp_error *err)
+{
+    if (avail < HCOMP_WLOG_HEADER_SIZE || memcmp(in, HCOMP_WLOG_MAGIC, 8) != 0 ||
+        hcomp_get_u32(in + 8) != HCOMP_MAP_VERSION_WLOGS ||
+        hcomp_get_u32(in + 12) != HCOMP_WLOG_HEADER_SIZE ||
+        hcomp_get_u32(in + 60) != hcomp_crc32(in, 60))
+        return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: the header of writer log is damaged "
+                          "(%zu bytes)", path, avail);
+    memcpy(h->file_id, in + 16, 16);
+    h->log_gen = hcomp_get_u64(in + 32);
+    h->writer = hcomp_get_u64(in + 40);
     return HCOMP_OK;
 }
 
@@ -166,6 +198,18 @@ int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode)
     hcomp_put_u64(p, size);
     memset(p + 8, 0, 8);
     p[8] = (unsigned char) mode;
+    frame_end(b, 16);
+    return 0;
+}
+
+/* ORDER: stamp u64, 8 reserved zero bytes */
+int hcomp_map_encode_order(hcomp_bytes *b, uint64_t stamp)
+{
+    unsigned char *p = frame_begin(b, HCOMP_REC_ORDER, 16);
+    if (p == NULL)
+        return -1;
+    hcomp_put_u64(p, stamp);
+    hcomp_put_u64(p + 8, 0);
     frame_end(b, 16);
     return 0;
 }
@@ -283,6 +327,11 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             rec->u.reloc.frame = p[42] >> 4;
             if (p[42] & 0x0e)
                 return -1;
+            return 0;
+        case HCOMP_REC_ORDER:
+            if (n != 16)
+                return -1;
+            rec->u.order.stamp = hcomp_get_u64(p);
             return 0;
         case HCOMP_REC_STATS:
             rec->u.stats.json = (const char *) p;

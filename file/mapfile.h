@@ -10,7 +10,7 @@
 #include "hcomp_error.h"
 
 #define HCOMP_MAP_MAGIC "HCOMPMAP"
-#define HCOMP_MAP_VERSION 2          /* what new files get */
+#define HCOMP_MAP_VERSION 3          /* what new files get */
 #define HCOMP_MAP_VERSION_MIN 1      /* the oldest this library reads and writes */
 #define HCOMP_MAP_HEADER_SIZE 64
 #define HCOMP_MAP_RECORD_MAGIC 0x31524348u /* "HCR1" */
@@ -26,8 +26,16 @@ enum hcomp_map_record_type {
     HCOMP_REC_PIECE = 2,   /* a stored piece and the logical extents it backs */
     HCOMP_REC_SIZE = 3,    /* set (truncate) or grow (preallocate) the logical size */
     HCOMP_REC_STATS = 4,   /* a writer's engine statistics (JSON text), kept as metadata */
-    HCOMP_REC_RELOCATE = 5 /* a piece moved to another segment, maybe re-encoded (drain) */
+    HCOMP_REC_RELOCATE = 5, /* a piece moved to another segment, maybe re-encoded (drain) */
+    HCOMP_REC_ORDER = 6     /* version 3 writer logs: where the records after it stand in
+                               the file's order (a Lamport stamp) */
 };
+
+/* Format version 3: every writer appends to a log of its own (docs/FORMAT.md, "Writer
+ * logs"), so that no two processes ever append to one file. */
+#define HCOMP_WLOG_MAGIC "HCOMPWLG"
+#define HCOMP_WLOG_HEADER_SIZE 64
+#define HCOMP_MAP_VERSION_WLOGS 3    /* the first version with writer logs */
 
 enum hcomp_size_mode { HCOMP_SIZE_SET = 0, HCOMP_SIZE_GROW = 1 };
 
@@ -35,7 +43,15 @@ typedef struct hcomp_map_header {
     uint32_t version;
     uint8_t file_id[16];
     uint64_t created_ns;
+    uint64_t log_gen;    /* version 3: the writer logs that belong to this mapping file */
 } hcomp_map_header;
+
+/* The header of a writer log (version 3). */
+typedef struct hcomp_wlog_header {
+    uint8_t file_id[16];
+    uint64_t log_gen;
+    uint64_t writer;     /* random, unique per log: breaks ties between writers */
+} hcomp_wlog_header;
 
 /* A decoded record; strings and extents point into the decoded buffer. */
 typedef struct hcomp_map_record {
@@ -64,6 +80,9 @@ typedef struct hcomp_map_record {
             const char *json;   /* not NUL-terminated */
             uint32_t len;
         } stats;
+        struct {
+            uint64_t stamp;
+        } order;
         struct {
             uint64_t old_seg, old_off, new_seg, new_off;
             uint32_t stored_len, crc;   /* the piece as stored at its new place */
@@ -94,6 +113,12 @@ void hcomp_map_header_encode(const hcomp_map_header *h, unsigned char out[HCOMP_
 int hcomp_map_header_decode(const unsigned char *in, size_t avail, hcomp_map_header *h,
                             const char *path, hcomp_error *err);
 
+void hcomp_wlog_header_encode(const hcomp_wlog_header *h, unsigned char out[HCOMP_WLOG_HEADER_SIZE]);
+/* HCOMP_OK, or HCOMP_E_CORRUPT naming path (too short, wrong magic or version, bad
+ * checksum). */
+int hcomp_wlog_header_decode(const unsigned char *in, size_t avail, hcomp_wlog_header *h,
+                             const char *path, hcomp_error *err);
+
 /* Encoders append one framed record; they return 0 or -1 (out of memory). */
 int hcomp_map_encode_segment(hcomp_bytes *b, uint64_t id, const char *tier, const char *dir,
                              const char *file, const char *node, unsigned flags);
@@ -107,6 +132,7 @@ int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
                            const hcomp_map_extent *ext, uint32_t nextents);
 int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode);
 int hcomp_map_encode_stats(hcomp_bytes *b, const char *json);
+int hcomp_map_encode_order(hcomp_bytes *b, uint64_t stamp);
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
                               uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
                               uint32_t crc, uint8_t codec, uint8_t filter, int level,

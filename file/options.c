@@ -272,6 +272,22 @@ static int opt_parse_open_replay(hcomp_options *o, const char *key, const char *
                       "cores)", key, v);
 }
 
+static int opt_parse_format(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    if (strcmp(v, "3") == 0 || strcmp(v, "2") == 0) {
+        o->format = (unsigned) (v[0] - '0');
+        return HCOMP_OK;
+    }
+    return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"3\" (the default: a log per "
+                      "writer, safe with writers on many nodes) or \"2\" (one shared log, "
+                      "readable by hcomp before version 3; only for writers on one node)", key, v);
+}
+
+static void opt_show_format(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", o->format ? o->format : 3u);
+}
+
 static void opt_show_open_replay(const hcomp_options *o, char *buf, size_t n)
 {
     static const char *const names[] = {"auto", "shared", "each"};

@@ -51,7 +51,8 @@ enum hcomp_access_style {
     X("hcomp_read_ahead", "67108864", opt_parse_read_ahead, opt_show_read_ahead)     \
     X("hcomp_flush_after", "1048576", opt_parse_flush_after, opt_show_flush_after)  \
     X("hcomp_open_replay", "auto", opt_parse_open_replay, opt_show_open_replay)     \
-    X("access_style", "", opt_parse_access_style, opt_show_access_style)
+    X("access_style", "", opt_parse_access_style, opt_show_access_style)            \
+    X("hcomp_format", "3", opt_parse_format, opt_show_format)
 
 struct hcomp_options {
     char config[PATH_MAX];          /* "" : $HCOMP_CONFIG, else the embedded default */
@@ -86,6 +87,9 @@ struct hcomp_options {
                                        ad_hcomp_opencoll.c) */
     unsigned access;                /* enum hcomp_access_style bits of access_style */
     char access_style[HCOMP_ACCESS_STYLE_MAX];  /* as given ("" none), for get_info */
+    unsigned format;                /* the format version of files this opener creates: 3,
+                                       or 2 for readers of hcomp before writer logs (one
+                                       node's writers only: docs/FORMAT.md) */
 };
 
 /* When the space of dead pieces comes back (file/reclaim.c): at the last close, when it

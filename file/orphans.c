@@ -86,7 +86,8 @@ static int mapping_file_id(int dfd, const char *name, char hex[17])
     return rc;
 }
 
-/* Bytes allocated to the directory's entries, and how many there are of *.seg and others. */
+/* Bytes allocated to the directory's entries, and how many there are of *.seg (and
+ * writer logs, *.log) and others. */
 static void measure(int dfd, const char *name, uint64_t *bytes, uint64_t *segs, uint64_t *other)
 {
     *bytes = *segs = *other = 0;
@@ -103,7 +104,8 @@ static void measure(int dfd, const char *name, uint64_t *bytes, uint64_t *segs, 
         if (strcmp(g->d_name, ".") == 0 || strcmp(g->d_name, "..") == 0)
             continue;
         size_t l = strlen(g->d_name);
-        int seg = l > 4 && strcmp(g->d_name + l - 4, ".seg") == 0 &&
+        int seg = l > 4 && (strcmp(g->d_name + l - 4, ".seg") == 0 ||
+                            strcmp(g->d_name + l - 4, ".log") == 0) &&
             fstatat(sfd, g->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
         if (seg) {
             (*segs)++;
@@ -115,7 +117,8 @@ static void measure(int dfd, const char *name, uint64_t *bytes, uint64_t *segs, 
     closedir(s);
 }
 
-/* Remove the *.seg files of dir/name, then it (it must then be empty). */
+/* Remove the *.seg files (and format 3's writer logs, *.log) of dir/name, then it (it
+ * must then be empty). */
 static int remove_dir(int dfd, const char *dir, const char *name, hcomp_error *err)
 {
     int sfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -131,7 +134,8 @@ static int remove_dir(int dfd, const char *dir, const char *name, hcomp_error *e
     int rc = HCOMP_OK;
     while ((g = readdir(s)) != NULL && rc == HCOMP_OK) {
         size_t l = strlen(g->d_name);
-        if (l > 4 && strcmp(g->d_name + l - 4, ".seg") == 0 &&
+        if (l > 4 && (strcmp(g->d_name + l - 4, ".seg") == 0 ||
+                      strcmp(g->d_name + l - 4, ".log") == 0) &&
             fstatat(sfd, g->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
             unlinkat(sfd, g->d_name, 0) != 0 && errno != ENOENT)
             rc = hcomp_fail_errno(err, errno, "%s/%s/%s: cannot remove it", dir, name, g->d_name);

@@ -260,7 +260,7 @@ int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclai
     struct stat st;
     if (fstat(f->map_fd, &st) != 0)
         return hcomp_fail_errno(err, errno, "%s: stat of the mapping file", f->path);
-    res->log_before = res->log_after = (uint64_t) st.st_size;
+    res->log_before = res->log_after = (uint64_t) st.st_size + hcomp_wlog_bytes(f);
     /* a damaged log may hide records (a lost PIECE's segment would look empty): only fsck
      * may decide what it held */
     if (f->skipped || f->lost_records || f->consumed != (uint64_t) st.st_size) {
@@ -286,7 +286,11 @@ int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclai
     res->dead_found = dead;
     uint64_t snap = hcomp_log_snapshot_estimate(f, use);
     int log_big = RECLAIM_LOG_DEN * res->log_before > RECLAIM_LOG_NUM * snap;
-    int worth = full ? (dead > 0 || res->log_before > snap + 4096)
+    /* version 3: writer logs are folded into the mapping file whenever it is rewritten,
+     * and the last close always folds them (later openers read one log again) */
+    int fold = f->nwlogs > 0;
+    log_big = log_big || fold;
+    int worth = full ? (dead > 0 || res->log_before > snap + 4096 || fold)
                      : (dead > 0 && RECLAIM_DEAD_PARTS * dead >= recorded) || log_big;
     if (!worth) {
         free(use);

@@ -75,7 +75,7 @@ int hcomp_footprint_path(const char *path, hcomp_footprint *fp, hcomp_error *err
         return rc;
     struct stat st;
     if (fstat(f->map_fd, &st) == 0)
-        fp->map_bytes = (uint64_t) st.st_size;
+        fp->map_bytes = (uint64_t) st.st_size + hcomp_wlog_bytes(f);     /* the writer logs too */
     hcomp_seg_use *use;
     unsigned char *live;
     if ((rc = hcomp_reclaim_survey(f, &use, &live, err)) != HCOMP_OK) {

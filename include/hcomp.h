@@ -129,6 +129,15 @@ HCOMP_API void hcomp_file_set_dtype(hcomp_file *f, int dtype);
  * opener per file should: the driver picks the first rank). */
 HCOMP_API void hcomp_file_set_model_owner(hcomp_file *f, int owner);
 
+/* MPI's atomic mode (MPI_File_set_atomicity): every write of this opener is ordered
+ * after every write it can see and made visible to the others before it returns (the
+ * driver holds ROMIO's byte-range lock around it); every read sees the newest records. */
+HCOMP_API void hcomp_file_set_atomic(hcomp_file *f, int on);
+/* After a collective step that changed the file on another process (MPI_File_set_size's
+ * first aggregator): this opener's records so far are made visible, and its later ones
+ * are ordered after everything it can now see (format version 3's writer logs). */
+HCOMP_API int hcomp_file_order(hcomp_file *f, hcomp_error *err);
+
 /* Remove the logical file: every piece on every tier, then the mapping file. */
 HCOMP_API int hcomp_file_delete(const char *path, hcomp_error *err);
 

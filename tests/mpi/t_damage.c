@@ -298,8 +298,10 @@ int main(int argc, char **argv)
     x.t = &t;
     static const char *const caps[1] = {"unlimited"};
     t_make_tiers(&t, &x.tt, 1, caps);
+    /* format 2: the damage is done to the one mapping log (format 3's writer logs:
+     * tests/unit/test_wlog.c) */
     x.info = t_info(&t, "hcomp_config", x.tt.cfg, "hcomp_piece_size", "4096", "hcomp_codec",
-                    "none", NULL);
+                    "none", "hcomp_format", "2", NULL);
     t_fill_random(x.ref, sizeof x.ref, 31337);
 
     t_delete_quiet(&t, t.target, x.info);

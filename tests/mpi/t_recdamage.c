@@ -81,8 +81,10 @@ int main(int argc, char **argv)
     static const char *const caps[1] = {"unlimited"};
     ttiers tt;
     t_make_tiers(&t, &tt, 1, caps);
+    /* format 2: records of the one mapping log are damaged (format 3's writer logs:
+     * tests/unit/test_wlog.c) */
     MPI_Info info = t_info(&t, "hcomp_config", tt.cfg, "hcomp_piece_size", "4096", "hcomp_codec",
-                           "none", NULL);
+                           "none", "hcomp_format", "2", NULL);
     MPI_Status st;
     t_fill_random(ref, sizeof ref, 2024);
     memcpy(old3, ref + 3 * PS, PS);

@@ -133,6 +133,7 @@ static void test_state_equals_own_replay(void **state)
     set_opt(fx, "hcomp_drain", "close");
     set_opt(fx, "hcomp_piece_size", "64KiB");
     set_opt(fx, "hcomp_reclaim", "never");     /* the log stays the same file: its tail grows */
+    set_opt(fx, "hcomp_format", "2");          /* one shared log (format 3: test_wlog_state) */
     write_config(fx, "256KiB");
     char path[PATH_MAX];
     file_path(fx, "shared.hc", path, sizeof(path));
@@ -278,6 +279,7 @@ static void test_chunked_replay_equals_whole(void **state)
     set_opt(fx, "hcomp_reclaim", "never");
     write_config(fx, "256KiB");
     char path[PATH_MAX];
+    set_opt(fx, "hcomp_format", "2");          /* chunks of the one shared log */
     file_path(fx, "chunked.hc", path, sizeof(path));
     uint64_t s = 11;
     random_ops(fx, path, &s, 100, 3);
