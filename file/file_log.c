@@ -568,7 +568,11 @@ static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
                 hcomp_map_record rec;
                 uint64_t skipped = 0;   /* counted when the tail was read */
                 size_t at = pos;
-                if (hcomp_map_next(w->buf, bv[b].to, &pos, &rec, &skipped) != HCOMP_MAP_RECORD)
+                /* read as the tail was (to its end): damage is told apart the same way */
+                int r = hcomp_map_next(w->buf, w->buf_len, &pos, &rec, &skipped);
+                if (r == HCOMP_MAP_INCOMPLETE)
+                    break;
+                if (r != HCOMP_MAP_RECORD || rec.type == HCOMP_REC_ORDER)
                     continue;
                 arc = apply_record(f, &rec);
                 if (arc == 0 && rec.type == HCOMP_REC_STATS &&

@@ -335,6 +335,15 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
     for (int attempt = 0;; attempt++) {
         /* O_NONBLOCK: a FIFO given as the file must be refused, not wait for a writer */
         f->map_fd = open(path, (f->writable ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
+        /* the mapping file was replaced (a fold, a compaction) on another node: this
+         * client's cached name may still lead to the old file for a moment (NFS, GlusterFS
+         * within their entry timeouts) */
+        for (int stale = 0; f->map_fd < 0 && errno == ESTALE && stale < 40; stale++) {
+            struct timespec nap = {0, 50 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+            f->map_fd = open(path, (f->writable ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC |
+                                   O_NONBLOCK);
+        }
         if (f->map_fd < 0) {
             rc = hcomp_fail_errno(err, errno, "%s: cannot open", path);
             file_free(f);
@@ -351,6 +360,9 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
             return rc;
         }
         fcntl(f->map_fd, F_SETFL, fcntl(f->map_fd, F_GETFL) & ~O_NONBLOCK);
+        /* the segments and writer log this opener creates get the file's permissions (an
+         * opener of an existing file, as `hcomp compact`, may name none: they were 0) */
+        f->perm = st.st_mode & 0777;
         /* held until close; it waits while another process reclaims space, which may
          * put a new mapping file (a snapshot of the log) in place: then open that one */
         f->open_locked = hcomp_open_lock_shared(f->map_fd) == 0;

@@ -555,6 +555,13 @@ int hcomp_file_write_runs(hcomp_file *f, const void *buf, const hcomp_wrun *runs
     size_t noverwritten = 0;
     if (rc == HCOMP_OK && collect_overwritten(f, runs, nruns, &overwritten, &noverwritten) != 0)
         noverwritten = 0;       /* out of memory: the space waits for the close */
+    /* atomic mode: the pieces reach the file system before the record that names them,
+     * since another node reads them as soon as it reads the record (write-behind caches
+     * could send the record first) */
+    for (int t = 0; rc == HCOMP_OK && f->atomic && t < f->cfg.ntiers; t++)
+        if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && fdatasync(f->tw[t].seg_fd) != 0)
+            rc = hcomp_fail_errno(err, errno, "%s: sync of segment %s/%s", f->path, f->tw[t].dir,
+                                  f->tw[t].seg_name);
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);
     if (rc != HCOMP_OK)

@@ -344,6 +344,108 @@ static int check_pieces(hcomp_file *f, const hcomp_tool_io *io, hcomp_fsck_resul
 static int check_file(const char *path, int repair, const hcomp_tool_io *io,
                       hcomp_fsck_result *res, hcomp_error *err);
 
+/* Format 3: every writer log of the mapping file's generation, checked as the mapping
+ * file's log is (a damaged one written again with its valid records, the damaged one kept
+ * beside the mapping file); a log whose header is damaged cannot be trusted at all and is
+ * moved aside by --repair (its records are lost, and said so); unfinished logs of writers
+ * that died while creating them (".<writer>.new") are removed. */
+static int fsck_wlogs(const char *path, const hcomp_map_header *h, int repair,
+                      const hcomp_tool_io *io, hcomp_fsck_result *res, hcomp_error *err)
+{
+    char dir[PATH_MAX], logdir[PATH_MAX + 96], hex[33];
+    const char *base;
+    hcomp_split_path(path, dir, sizeof(dir), &base);
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", h->file_id[i]);
+    snprintf(logdir, sizeof(logdir), "%s/.%.64s.%.16s.hcd", dir, base, hex);
+    DIR *d = opendir(logdir);
+    if (d == NULL)
+        return HCOMP_OK;
+    char want[20];
+    snprintf(want, sizeof(want), "%016llx-", (unsigned long long) h->log_gen);
+    struct dirent *e;
+    int rc = HCOMP_OK;
+    while (rc == HCOMP_OK && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        char lp[PATH_MAX + 2 * NAME_MAX];
+        snprintf(lp, sizeof(lp), "%s/%s", logdir, e->d_name);
+        if (e->d_name[0] == '.' && l > 5 && strcmp(e->d_name + l - 4, ".new") == 0) {
+            res->temporaries++;
+            if (repair && unlink(lp) == 0) {
+                res->temporaries_removed++;
+                hcomp_fsck_say(io, "removed %s: a writer log its writer never finished making", lp);
+            } else
+                hcomp_fsck_say(io, "note: %s is a writer log its writer never finished making "
+                               "(--repair removes it)", lp);
+            continue;
+        }
+        if (l != 37 || strcmp(e->d_name + 33, ".log") != 0 || strncmp(e->d_name, want, 17) != 0)
+            continue;
+        unsigned char *buf;
+        size_t len;
+        struct stat st;
+        if ((rc = hcomp_fsck_read_all(lp, &buf, &len, &st, err)) != HCOMP_OK)
+            break;
+        hcomp_wlog_header wh;
+        hcomp_error herr;
+        char aside[PATH_MAX + 2 * NAME_MAX];
+        snprintf(aside, sizeof(aside), "%s.%s", path, e->d_name);
+        res->map_bytes += len;
+        if (hcomp_wlog_header_decode(buf, len, &wh, lp, &herr) != HCOMP_OK ||
+            memcmp(wh.file_id, h->file_id, 16) != 0) {
+            res->lost_records++;
+            res->damaged_bytes += len;
+            hcomp_fsck_say(io, "DAMAGED: writer log %s: its header is damaged or not this file's: "
+                           "the writes it recorded are lost", lp);
+            if (repair && (rc = hcomp_fsck_backup(aside, buf, len, st.st_mode, res, err)) == HCOMP_OK &&
+                unlink(lp) == 0) {
+                res->rewritten = 1;
+                hcomp_fsck_say(io, "repaired: writer log %s moved aside as %s", lp, res->backup);
+            }
+            free(buf);
+            continue;
+        }
+        hcomp_fsck_result one;
+        memset(&one, 0, sizeof(one));
+        hcomp_bytes valid = {0};
+        int oom = 0;
+        hcomp_fsck_scan_log(buf, len, HCOMP_WLOG_HEADER_SIZE, &valid, &one, &oom);
+        res->records += one.records;
+        res->damaged_bytes += one.damaged_bytes;
+        res->lost_records += one.lost_records;
+        res->torn_bytes += one.torn_bytes;
+        if (oom)
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+        if (one.lost_records)
+            hcomp_fsck_say(io, "DAMAGED: %llu records of writer log %s were written whole and fail "
+                           "their checksums: the writes, sizes or segments they recorded are lost "
+                           "(reads of the file fail until --repair drops them)",
+                           (unsigned long long) one.lost_records, lp);
+        else if (one.damaged_bytes)
+            hcomp_fsck_say(io, "DAMAGED: %llu bytes of writer log %s are no valid record",
+                           (unsigned long long) one.damaged_bytes, lp);
+        if (one.torn_bytes)
+            hcomp_fsck_say(io, "DAMAGED: writer log %s ends in %llu bytes of an incomplete record "
+                           "(an append cut short by a crash: that write never completed)", lp,
+                           (unsigned long long) one.torn_bytes);
+        if (rc == HCOMP_OK && repair && (one.damaged_bytes || one.torn_bytes)) {
+            rc = hcomp_fsck_backup(aside, buf, len, st.st_mode, res, err);
+            if (rc == HCOMP_OK)
+                rc = hcomp_map_replace(lp, buf, &valid, st.st_mode, "hcomp-fsck", err);
+            if (rc == HCOMP_OK) {
+                res->rewritten = 1;
+                hcomp_fsck_say(io, "repaired: writer log %s was written again with its %llu valid "
+                               "records (the damaged one is kept as %s)", lp,
+                               (unsigned long long) one.records, res->backup);
+            }
+        }
+        hcomp_bytes_free(&valid);
+        free(buf);
+    }
+    closedir(d);
+    return rc;
+}
+
 /* The header is good: check the log and the data; rewrite a damaged log. */
 static int fsck_with_header(const char *path, const unsigned char *buf, size_t len,
                             const struct stat *st, int repair, const hcomp_tool_io *io,
@@ -381,6 +483,10 @@ static int fsck_with_header(const char *path, const unsigned char *buf, size_t l
         }
     }
     hcomp_bytes_free(&valid);
+    hcomp_map_header h;
+    if (rc == HCOMP_OK && hcomp_map_header_decode(buf, len, &h, path, NULL) == HCOMP_OK &&
+        h.version >= HCOMP_MAP_VERSION_WLOGS)
+        rc = fsck_wlogs(path, &h, repair, io, res, err);
     return rc == HCOMP_OK ? check_file(path, repair, io, res, err) : rc;
 }
 

@@ -153,10 +153,13 @@ int hcomp_wlog_scan(hcomp_file *f, int force, hcomp_error *err)
 static int create_own(hcomp_file *f, hcomp_error *err)
 {
     mode_t dmode = f->perm | ((f->perm & 0444) >> 2) | 0700;
-    if (mkdir(f->logdir, dmode) != 0 && errno != EEXIST)
+    struct stat st;
+    /* several nodes' writers make it at once: the loser may see another error than EEXIST
+     * on a distributed file system, so a directory there now will do */
+    if (mkdir(f->logdir, dmode) != 0 && errno != EEXIST &&
+        !(lstat(f->logdir, &st) == 0 && S_ISDIR(st.st_mode)))
         return hcomp_fail_errno(err, errno, "%s: creating its log directory %s", f->path,
                                 f->logdir);
-    struct stat st;
     if (lstat(f->logdir, &st) != 0)
         return hcomp_fail_errno(err, errno, "%s: its log directory %s", f->path, f->logdir);
     if (!S_ISDIR(st.st_mode))

@@ -12,7 +12,10 @@
  * returns exactly min(len, size - off) bytes; reading a range whole and in two parts,
  * and again, gives the same bytes (the one-piece cache is consistent); a lazy reader
  * (HCOMP_O_LAZY) opens where the reader did and gives the same size and first bytes; so
- * does a reader whose replay reads the log in chunks of a few bytes (hcomp_log_chunk). */
+ * does a reader whose replay reads the log in chunks of a few bytes (hcomp_log_chunk).
+ * With bit 30 of m set, the file is made format version 3: the mapping file is its header
+ * (version 3, log generation 0) and the records go to a writer log of it
+ * (docs/FORMAT.md, "Writer logs"), replayed the same way. */
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 #include "hcomp.h"
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/util.h"
 
 static int cwd_fd = -1;
 
@@ -139,7 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m = (size_t) data[0] | (size_t) data[1] << 8 | (size_t) data[2] << 16 |
             (size_t) data[3] << 24;
     int fix = (m & 0x80000000u) != 0;
-    m &= 0x7fffffffu;
+    int wlog = (m & 0x40000000u) != 0;
+    m &= 0x3fffffffu;
     size_t rest = size < 4 ? 0 : size - 4;
     if (m > rest)
         m = rest;
@@ -158,8 +163,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(dir, sizeof(dir), "%s/hcomp-fuzz-XXXXXX", tmp && tmp[0] ? tmp : "/dev/shm");
     CHECK(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
     CHECK(chdir(dir) == 0, "chdir %s", dir);
-    CHECK(write_file("map", map, m) == 0 && write_file("seg", map + m, rest - m) == 0,
-          "writing the input to %s", dir);
+    CHECK(write_file("seg", map + m, rest - m) == 0, "writing the input to %s", dir);
+    char wlog_dir[64] = "";
+    if (wlog && m >= HCOMP_MAP_HEADER_SIZE) {
+        /* version 3: a mapping file of its header alone, the records in a writer log */
+        unsigned char *h = map;
+        hcomp_put_u32(h + 8, HCOMP_MAP_VERSION_WLOGS);
+        memset(h + 40, 0, 8);
+        hcomp_put_u32(h + 60, hcomp_crc32(h, 60));
+        hcomp_wlog_header wh;
+        memcpy(wh.file_id, h + 16, 16);
+        wh.log_gen = 0;
+        wh.writer = 1;
+        unsigned char lh[HCOMP_WLOG_HEADER_SIZE];
+        hcomp_wlog_header_encode(&wh, lh);
+        char *ld = wlog_dir, lp[160];
+        snprintf(wlog_dir, sizeof(wlog_dir), ".map.%02x%02x%02x%02x%02x%02x%02x%02x.hcd", h[16], h[17], h[18],
+                 h[19], h[20], h[21], h[22], h[23]);
+        snprintf(lp, sizeof(lp), "%s/0000000000000000-0000000000000001.log", ld);
+        size_t nrec = m - HCOMP_MAP_HEADER_SIZE;
+        unsigned char *log = malloc(HCOMP_WLOG_HEADER_SIZE + nrec + 1);
+        CHECK(log != NULL, "out of memory");
+        memcpy(log, lh, sizeof(lh));
+        memcpy(log + sizeof(lh), map + HCOMP_MAP_HEADER_SIZE, nrec);
+        CHECK(mkdir(ld, 0700) == 0 && write_file(lp, log, HCOMP_WLOG_HEADER_SIZE + nrec) == 0,
+              "writing the writer log to %s", dir);
+        free(log);
+        m = HCOMP_MAP_HEADER_SIZE;
+    }
+    CHECK(write_file("map", map, m) == 0, "writing the input to %s", dir);
 
     hcomp_error err = {0};
     hcomp_file *f = NULL;
@@ -198,6 +230,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         expect_like_reader(h, f, a, s1, "a reader replaying in chunks");
         rc = hcomp_file_close(f, &err);
         check_code(rc, &err, "close");
+    }
+    if (wlog_dir[0]) {
+        char lp[160];
+        snprintf(lp, sizeof(lp), "%s/0000000000000000-0000000000000001.log", wlog_dir);
+        CHECK(unlink(lp) == 0 && rmdir(wlog_dir) == 0, "removing %s", wlog_dir);
     }
     CHECK(unlink("map") == 0 && unlink("seg") == 0 && fchdir(cwd_fd) == 0 && rmdir(dir) == 0,
           "removing %s", dir);

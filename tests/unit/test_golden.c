@@ -69,6 +69,7 @@ static int setup(void **state)
     copy_tree(HCOMP_TEST_DATA "/golden-v1", GOLDEN_V1_DIR, 0);
     /* the version-2 files were made in the same directory (their paths are recorded) */
     copy_tree(HCOMP_TEST_DATA "/golden-v2", GOLDEN_V1_DIR, 0);
+    copy_tree(HCOMP_TEST_DATA "/golden-v3", GOLDEN_V1_DIR, 0);
     char config[PATH_MAX];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
     FILE *c = fopen(config, "w");
@@ -151,6 +152,10 @@ static void test_golden_read(void **state)
     expect_golden(path, want);
     path_of("framed-blosc.hc", path);
     expect_golden(path, want);
+    path_of("wlogs.hc", path);
+    expect_golden(path, want);
+    path_of("folded.hc", path);
+    expect_golden(path, want);
     free(want);
 }
 
@@ -212,6 +217,55 @@ static void test_golden_versions(void **state)
     }
 }
 
+/* The version-3 files are what they stand for: wlogs.hc's writes each in a writer log of
+ * its own (the mapping file its header alone), folded.hc's folded into its mapping file
+ * (log generation 1, no writer log); a write of today's library adds a writer log, and the
+ * file stays version 3. */
+static void test_golden_v3_logs(void **state)
+{
+    (void) state;
+    static const struct { const char *name; uint64_t gen; size_t logs; } files[] = {
+        {"wlogs.hc", 0, GOLDEN_V1_NWRITES}, {"folded.hc", 1, 0}};
+    char config[PATH_MAX];
+    snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
+    for (size_t k = 0; k < 2; k++) {
+        char path[PATH_MAX];
+        path_of(files[k].name, path);
+        hcomp_error e;
+        hcomp_file *f = open_read(path);
+        uint64_t size;
+        assert_int_equal(hcomp_file_size(f, &size, &e), HCOMP_OK);  /* a lazy reader replays */
+        assert_int_equal(f->hdr.version, 3);
+        assert_int_equal(f->hdr.log_gen, files[k].gen);
+        assert_int_equal(f->nwlogs, files[k].logs);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(files[k].logs ? st.st_size == HCOMP_MAP_HEADER_SIZE
+                                  : st.st_size > HCOMP_MAP_HEADER_SIZE);
+        uint32_t had = (uint32_t) f->npieces;
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        hcomp_options *o = hcomp_options_new();
+        assert_int_equal(hcomp_options_set(o, "hcomp_config", config, &e), HCOMP_OK);
+        assert_int_equal(hcomp_options_set(o, "hcomp_reclaim", "never", &e), HCOMP_OK);
+        if (hcomp_file_open(path, HCOMP_O_RDWR, 0, 1, o, &f, &e) != HCOMP_OK)
+            fail_msg("%s: %s", path, e.msg);
+        hcomp_options_free(o);
+        unsigned char text[40000];
+        for (size_t i = 0; i < sizeof(text); i++)
+            text[i] = (unsigned char) "abcabd\n"[i % 7];
+        assert_int_equal(hcomp_file_pwrite(f, text, sizeof(text), 1000, &e), HCOMP_OK);
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        f = open_read(path);
+        assert_int_equal(hcomp_file_size(f, &size, &e), HCOMP_OK);
+        assert_int_equal(f->hdr.version, 3);
+        assert_int_equal(f->nwlogs, files[k].logs + 1);
+        assert_true(f->npieces > had);
+        for (uint32_t i = had; i < f->npieces; i++)
+            assert_true(f->pieces[i].frame > 0);
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+    }
+}
+
 /* blosc.hc holds what it stands for: bit-shuffled c-blosc pieces of both codecs. */
 static void test_golden_blosc_pieces(void **state)
 {
@@ -241,8 +295,9 @@ static void test_golden_lives_on(void **state)
     golden_v1_expected(want);
     char config[PATH_MAX];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
-    const char *names[] = {"log.hc", "snapshot.hc", "blosc.hc", "framed.hc", "framed-blosc.hc"};
-    for (int k = 0; k < 5; k++) {
+    const char *names[] = {"log.hc", "snapshot.hc", "blosc.hc", "framed.hc", "framed-blosc.hc",
+                           "wlogs.hc", "folded.hc"};
+    for (int k = 0; k < 7; k++) {
         char path[PATH_MAX];
         path_of(names[k], path);
         hcomp_options *o = hcomp_options_new();
@@ -277,6 +332,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_golden_lives_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_blosc_pieces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_versions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_golden_v3_logs, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

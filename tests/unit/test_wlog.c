@@ -8,6 +8,7 @@
 #include "file_fixture.h"
 #include "file/file_internal.h"
 #include "common/util.h"
+#include "file/tools.h"
 
 #include <dirent.h>
 
@@ -208,6 +209,47 @@ static void test_stale_generation_ignored(void **state)
     free(b);
 }
 
+/* hcomp fsck: a lost record of a writer log is found and named; --repair writes the log
+ * again without it, and the other writes read back. */
+static void test_fsck_repairs_writer_log(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");      /* the log stays for fsck to see */
+    char path[PATH_MAX];
+    file_path(fx, "fsck", path, sizeof(path));
+    unsigned char *a = random_data(48 * KIB, 8);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    char names[2][NAME_MAX + 1], log[PATH_MAX + NAME_MAX + 2];
+    off_t ends[3];
+    for (int k = 0; k < 3; k++) {
+        pwrite_ok(f, a + k * 16 * KIB, 16 * KIB, (uint64_t) k * 16 * KIB);
+        if (k == 0) {
+            count_logs(f, names, 2);
+            snprintf(log, sizeof(log), "%s/%s", f->logdir, names[0]);
+        }
+        ends[k] = file_length(log);
+    }
+    close_ok(f);
+    flip_byte(log, ends[0] + 40);       /* the second write's PIECE record */
+    hcomp_fsck_result r;
+    hcomp_error err;
+    assert_int_equal(hcomp_fsck(path, fx->config, 0, NULL, &r, &err), HCOMP_OK);
+    assert_true(r.problems);
+    assert_int_equal(r.lost_records, 1);
+    assert_int_equal(hcomp_fsck(path, fx->config, 1, NULL, &r, &err), HCOMP_OK);
+    assert_true(r.rewritten);
+    assert_int_equal(hcomp_fsck(path, fx->config, 0, NULL, &r, &err), HCOMP_OK);
+    assert_int_equal(r.lost_records, 0);
+    hcomp_file *g = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(g, a, 16 * KIB, 0);
+    expect_bytes(g, a + 32 * KIB, 16 * KIB, 32 * KIB);
+    unsigned char *zero = calloc(16 * KIB, 1);
+    expect_bytes(g, zero, 16 * KIB, 16 * KIB);  /* the lost write: a hole, never guessed */
+    close_ok(g);
+    free(zero);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +257,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_late_records_keep_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_writer_log_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_generation_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fsck_repairs_writer_log, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

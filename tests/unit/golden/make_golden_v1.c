@@ -15,7 +15,12 @@
  * The version-2 golden files in tests/unit/data/golden-v2/ were made the same way, once,
  * when format version 2 was added (`./make_golden_v1 v2`, then
  * `cp -a /tmp/hcomp-golden-v1/. ../data/golden-v2/`): framed.hc and framed-blosc.hc, the
- * writes of log.hc and blosc.hc in a version-2 file, pieces framed in 8 KiB blocks. */
+ * writes of log.hc and blosc.hc in a version-2 file, pieces framed in 8 KiB blocks.
+ * The version-3 golden files in tests/unit/data/golden-v3/ likewise, when format version 3
+ * was added (`./make_golden_v1 v3`, then `cp -a /tmp/hcomp-golden-v1/. ../data/golden-v3/`):
+ * wlogs.hc, the writes of framed.hc each in an open of its own, so each in a writer log of
+ * its own, never folded (reclaim never); folded.hc, the same, then hcomp_compact (the logs
+ * folded into the mapping file, log generation 1). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +74,7 @@ int main(int argc, char **argv)
 {
     int blosc = argc > 1 && strcmp(argv[1], "blosc") == 0;
     int v2 = argc > 1 && strcmp(argv[1], "v2") == 0;
+    int v3 = argc > 1 && strcmp(argv[1], "v3") == 0;
     mkdir(GOLDEN_V1_DIR, 0755);
     char config[512];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
@@ -76,7 +82,10 @@ int main(int argc, char **argv)
     fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"filedir\", \"path\": \"@filedir\", "
                "\"capacity\": \"unlimited\", \"scope\": \"shared\"}]}\n");
     fclose(c);
-    if (v2) {
+    if (v3) {
+        make("wlogs.hc", config, 0, 0, 1);
+        make("folded.hc", config, 1, 0, 1);
+    } else if (v2) {
         make("framed.hc", config, 0, 0, 1);
         make("framed-blosc.hc", config, 0, 1, 1);
     } else if (blosc) {
