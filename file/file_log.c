@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the file's order (version 3: records of several writer logs) ---------- */
@@ -452,6 +453,17 @@ static int wbatch_cmp(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from;
 }
 
+/* Seconds after its last change during which bytes of a writer log that are no valid
+ * record are taken for an append still arriving (docs/FORMAT.md, "Writer logs"). */
+#define WLOG_SETTLE_SECONDS 5
+
+static int log_settling(const struct stat *st)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec - st->st_mtim.tv_sec < WLOG_SETTLE_SECONDS;
+}
+
 /* Read the new bytes of writer log i and cut its whole records into batches. */
 static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, size_t *cb,
                           hcomp_error *err)
@@ -486,6 +498,14 @@ static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, si
             break;
         }
         if (r == HCOMP_MAP_DAMAGED) {
+            /* a log written in the last seconds may show an append whose bytes reach this
+             * client out of order (another node's write-behind): wait for the rest
+             * rather than call it damage; a log nobody writes to any more is what it is */
+            if (log_settling(&st)) {
+                f->skipped -= pos - at;     /* not passed over: read again next time */
+                pos = at;
+                break;
+            }
             if (lost && f->lost_records++ == 0) {
                 f->lost_at = w->consumed + at;
                 snprintf(f->lost_log, sizeof(f->lost_log), "%s", w->name);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,6 +27,8 @@
 #define READ_WINDOW_BYTES (32u << 20)
 #define READ_WINDOW_UNITS 512u
 #define READ_RETRIES 64
+#define READ_LATE_WAITS 20            /* a piece named before its bytes arrived: 1 s at most */
+#define READ_LATE_WAIT_NS 50000000L
 #define READ_ADVICE_GAP (64u << 10)  /* stored bytes apart, in one advice (advise_window) */
 /* Neighbouring blocks stored as they are and wanted whole are read and checked as one unit
  * of at most this many bytes (a piece stored as it is has 4 KiB blocks). */
@@ -1078,6 +1081,7 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
     uint64_t cur = off;
     double t0 = hcomp_now();
     f->ra_seq = off == f->ra_next;
+    int late_waits = 0;
     for (int retries = 0;; retries++) {
         uint64_t generation = f->generation, failed = cur;
         rc = read_range(f, buf, off, cur, end, &failed, err);
@@ -1088,9 +1092,19 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
          * failed on the new one (what was read stays: a read racing with writes of other
          * processes sees some of each, as MPI allows) */
         hcomp_error again;
-        if (retries >= READ_RETRIES || hcomp_log_refresh(f, &again) != HCOMP_OK ||
-            generation == f->generation)
+        if (retries >= READ_RETRIES || hcomp_log_refresh(f, &again) != HCOMP_OK)
             return rc;
+        if (generation == f->generation) {
+            /* several writers' logs (format 3, maybe on other nodes): a record can reach
+             * this client before the piece it names when neither was synced (a distributed
+             * file system's write-behind sends each file's bytes on its own), which MPI
+             * allows; the piece follows soon, so wait a little before calling it damage */
+            if (rc != HCOMP_E_CORRUPT || f->nwlogs < 2 || late_waits >= READ_LATE_WAITS)
+                return rc;
+            late_waits++;
+            struct timespec nap = {0, READ_LATE_WAIT_NS};
+            nanosleep(&nap, NULL);
+        }
         cur = failed < cur ? cur : failed;
         if (cur >= end)
             break;

@@ -263,7 +263,15 @@ int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclai
     res->log_before = res->log_after = (uint64_t) st.st_size + hcomp_wlog_bytes(f);
     /* a damaged log may hide records (a lost PIECE's segment would look empty): only fsck
      * may decide what it held */
-    if (f->skipped || f->lost_records || f->consumed != (uint64_t) st.st_size) {
+    /* a writer log not read to its end (an append cut short by a crash, or bytes that
+     * did not all arrive yet) would lose what follows in it: fsck decides */
+    int wlog_tail = 0;
+    for (size_t i = 0; i < f->nwlogs; i++) {
+        struct stat ws;
+        wlog_tail |= f->wlogs[i].fd >= 0 && fstat(f->wlogs[i].fd, &ws) == 0 &&
+                     (uint64_t) ws.st_size != f->wlogs[i].consumed;
+    }
+    if (f->skipped || f->lost_records || f->consumed != (uint64_t) st.st_size || wlog_tail) {
         res->damaged = 1;
         return HCOMP_OK;
     }
