@@ -26,6 +26,8 @@ typedef struct ADIOI_HCOMP_State {
     size_t replay_len;
     int create_step;            /* inside ADIOI_GEN_OpenColl: an Open with ADIO_CREATE is
                                  * its create step, closed at once (ad_hcomp_opencoll.c) */
+    int several_nodes;          /* the open's communicator spans several nodes (a writable
+                                 * open of a format-1 or -2 file is refused: HCOMP_O_NODES) */
 } ADIOI_HCOMP_State;
 
 /* The info key MPI_File_get_info reports the kind of file of a handle with: "hcomp",

@@ -103,6 +103,8 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
      * that aggregate nothing never do) */
     if ((flags & HCOMP_O_RDONLY) && st->replay_state == NULL)
         flags |= HCOMP_O_LAZY;
+    if (st->several_nodes && !(flags & HCOMP_O_RDONLY))
+        flags |= HCOMP_O_NODES;
     int rc = create_only ? hcomp_file_create(fd->filename, flags, perm, opts, &err)
         : st->replay_state != NULL
         ? hcomp_file_open_with_state(fd->filename, flags, perm, nprocs, opts, st->replay_state,
@@ -110,8 +112,15 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         : hcomp_file_open(fd->filename, flags, perm, nprocs, opts, &st->file, &err);
     hcomp_options_free(opts);
     if (rc != HCOMP_OK) {
-        ADIOI_Free(st);
-        fd->fs_ptr = NULL;
+        /* ADIOI_GEN_OpenColl tries a failed Open once more: the note that the job spans
+         * several nodes must be there for it (kept, as a hint error is) */
+        if (st->several_nodes) {
+            st->file = NULL;
+            fd->fs_ptr = st;
+        } else {
+            ADIOI_Free(st);
+            fd->fs_ptr = NULL;
+        }
         fd->fd_sys = -1;
         *error_code = ADIOI_HCOMP_Error(myname, &err);
         return;

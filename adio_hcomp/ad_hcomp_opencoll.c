@@ -292,7 +292,19 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     if (share && !(st != NULL && st->has_hint_error))
         share_replay(fd, rank, root, &sr);
 #endif
-    if (st == NULL && (sr.state != NULL || create_step)) {
+    /* processes on several nodes: a file whose one log every writer appends to is not
+     * opened to be written (HCOMP_O_NODES) */
+    int several = 0, nprocs = 1;
+    MPI_Comm_size(fd->comm, &nprocs);
+    if (nprocs > 1 && (access_mode & (ADIO_WRONLY | ADIO_RDWR))) {
+        MPI_Comm node;
+        int here = nprocs;
+        MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &here);
+        MPI_Comm_free(&node);
+        several = here < nprocs;
+    }
+    if (st == NULL && (sr.state != NULL || create_step || several)) {
         st = ADIOI_Calloc(1, sizeof(*st));
         st->coll_dtype = -1;
         fd->fs_ptr = st;
@@ -301,8 +313,10 @@ void ADIOI_HCOMP_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         st->replay_state = sr.state;
         st->replay_len = sr.len;
     }
-    if (st != NULL)
+    if (st != NULL) {
         st->create_step = create_step;
+        st->several_nodes = several;
+    }
     unsigned long opens = ADIOI_HCOMP_open_calls;
     ADIOI_GEN_OpenColl(fd, rank, access_mode, error_code);
     if ((access_mode & ADIO_CREATE) && *error_code != MPI_SUCCESS)

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "file/file_internal.h"
 
@@ -111,14 +112,38 @@ int cmd_fsck(int argc, char **argv)
     return r.problems ? CLI_FAILED : CLI_OK;
 }
 
+/* Whether the command line gives --hint KEY=... (a hint's default is not a request). */
+static int hint_given(int argc, char **argv, const char *key)
+{
+    size_t k = strlen(key);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--hint") == 0 && i + 1 < argc)
+            a = argv[++i];
+        else if (strncmp(a, "--hint=", 7) == 0)
+            a += 7;
+        else
+            continue;
+        if (strncmp(a, key, k) == 0 && a[k] == '=')
+            return 1;
+    }
+    return 0;
+}
+
 int cmd_compact(int argc, char **argv)
 {
     cli_common c;
-    int rc = cli_parse("compact", "c", argc, argv, &c);
+    int rc = cli_parse("compact", "ch", argc, argv, &c);
     if (rc == CLI_OK && c.argc != 1) {
-        cli_error("compact", "usage: hcomp compact FILE [--config C]");
+        cli_error("compact", "usage: hcomp compact FILE [--config C] [--hint hcomp_format=3]");
         rc = CLI_USAGE;
     }
+    /* --hint hcomp_format=3: a file of an older version is made version 3 */
+    char format[8] = "";
+    unsigned version = 0;
+    if (rc == CLI_OK && c.opts != NULL && hint_given(argc, argv, "hcomp_format") &&
+        hcomp_options_get(c.opts, "hcomp_format", format, sizeof(format)) == HCOMP_OK)
+        version = (unsigned) atoi(format);
     if (rc != CLI_OK) {
         cli_common_free(&c);
         return rc;
@@ -127,7 +152,7 @@ int cmd_compact(int argc, char **argv)
     hcomp_tool_io io = cli_io(&c);
     hcomp_reclaim_result r;
     hcomp_error err;
-    int crc = hcomp_compact(path, c.config, &io, &r, &err);
+    int crc = hcomp_compact_to(path, c.config, version, &io, &r, &err);
     cli_progress_end(&c);
     char a[32], b[32], d[32], m[32], n[32];
     if (r.coalesced_pieces)

@@ -138,6 +138,7 @@ struct hcomp_file {
     size_t nwlogs, capwlogs;
     int own_wlog;              /* this opener's log in wlogs; -1 before its first append */
     int atomic;                /* MPI's atomic mode (hcomp_file_set_atomic) */
+    unsigned upgrade_to;       /* hcomp compact: the format version its rewrite gives */
     uint64_t writer_id;        /* this opener's, random */
     struct timespec logdir_mtime, logdir_ctime;   /* as last listed */
     ino_t logdir_ino;

@@ -372,6 +372,16 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
     }
     if ((rc = load_header(f, err)) == HCOMP_OK)
         rc = hcomp_wlog_dir_init(f, err);
+    if (rc == HCOMP_OK && f->writable && (flags & HCOMP_O_NODES) &&
+        f->hdr.version < HCOMP_MAP_VERSION_WLOGS)
+        rc = hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: a file of format version %u has one "
+                        "mapping log that every writer appends to, and appends from several "
+                        "nodes tear on many file systems (docs/DEPLOY.md): write it from one "
+                        "node's processes, or make it version 3 first with `hcomp compact "
+                        "--hint hcomp_format=3 %s` (hcomp before version 3 cannot read it "
+                        "then)%s", f->path, (unsigned) f->hdr.version, f->path,
+                        f->opts.format == 2 ? "; new files get version 2 only with "
+                        "hcomp_format=2, which is for one node's writers" : "");
     if (rc == HCOMP_OK && state != NULL)
         (void) hcomp_log_state_import(f, state, state_len);    /* refused: replayed here */
     /* every call that reads the replayed state refreshes it first (a lazy reader's first
@@ -486,6 +496,19 @@ int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcom
     return HCOMP_OK;
 }
 
+/* fsync a directory: 0, or -1 with errno */
+static int sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;    /* removed (drained): nothing left to keep */
+    int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : -1;   /* EINVAL: cannot be synced */
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
 int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
 {
     hcomp_ok(err);
@@ -506,6 +529,19 @@ int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
             return rc;
     }
     for (int t = 0; t < f->cfg.ntiers; t++) {
+        if (f->tw[t].ready) {
+            /* a new segment's name (and a new segment directory's) survives a crash only
+             * once its directory is synced */
+            if (f->tw[t].names_unsynced) {
+                int rc = sync_dir(f->tw[t].dir);
+                if (rc == 0 && f->tw[t].names_unsynced == 2)
+                    rc = sync_dir(f->tw[t].base);
+                if (rc != 0)
+                    return hcomp_fail_errno(err, errno, "%s: sync of segment directory %s on tier "
+                                            "\"%s\"", f->path, f->tw[t].dir, f->cfg.tier[t].name);
+                f->tw[t].names_unsynced = 0;
+            }
+        }
         if (!f->tw[t].ready || f->tw[t].seg_fd < 0)
             continue;
         double t0 = hcomp_now();

@@ -178,6 +178,10 @@ int hcomp_log_rewrite(hcomp_file *f, const hcomp_seg_use *use, const unsigned ch
     /* version 3: the snapshot folds the writer logs in; a new generation of the header
      * makes them stale at the rename (a crash after it leaves them ignored) */
     hcomp_map_header nh = f->hdr;
+    if (f->upgrade_to > nh.version) {   /* hcomp compact --hint hcomp_format=3 */
+        nh.version = f->upgrade_to;
+        nh.log_gen = 0;
+    }
     if (nh.version >= HCOMP_MAP_VERSION_WLOGS)
         nh.log_gen++;
     unsigned char hdr[HCOMP_MAP_HEADER_SIZE];

@@ -121,6 +121,13 @@ int hcomp_log_state_export(const hcomp_file *f, hcomp_bytes *b)
     for (int i = 0; i < 7; i++)
         hcomp_put_u64(h + 48 + 8 * i, counters[i]);
     b->len = HDR_BYTES;
+    if (hcomp_get_u32(h + 8) == 0) {    /* not to be shared: the header alone is sent */
+        if (hcomp_bytes_reserve(b, 4) != 0)
+            return -1;
+        hcomp_put_u32(b->p + b->len, hcomp_crc32(b->p, b->len));
+        b->len += 4;
+        return 0;
+    }
     if (put_u64(b, f->nsegs) != 0)
         return -1;
     for (size_t i = 0; i < f->nsegs; i++) {

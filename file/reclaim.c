@@ -296,7 +296,7 @@ int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclai
     int log_big = RECLAIM_LOG_DEN * res->log_before > RECLAIM_LOG_NUM * snap;
     /* version 3: writer logs are folded into the mapping file whenever it is rewritten,
      * and the last close always folds them (later openers read one log again) */
-    int fold = f->nwlogs > 0;
+    int fold = f->nwlogs > 0 || f->upgrade_to > f->hdr.version;
     log_big = log_big || fold;
     int worth = full ? (dead > 0 || res->log_before > snap + 4096 || fold)
                      : (dead > 0 && RECLAIM_DEAD_PARTS * dead >= recorded) || log_big;

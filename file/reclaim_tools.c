@@ -13,6 +13,12 @@
 int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,
                   hcomp_reclaim_result *res, hcomp_error *err)
 {
+    return hcomp_compact_to(path, config, 0, io, res, err);
+}
+
+int hcomp_compact_to(const char *path, const char *config, unsigned version,
+                     const hcomp_tool_io *io, hcomp_reclaim_result *res, hcomp_error *err)
+{
     memset(res, 0, sizeof(*res));
     hcomp_options *opts = hcomp_options_new();
     if (opts == NULL)
@@ -28,6 +34,14 @@ int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,
     hcomp_options_free(opts);
     if (rc != HCOMP_OK)
         return rc;
+    if (version > f->hdr.version) {
+        if (version > HCOMP_MAP_VERSION) {
+            hcomp_file_close(f, NULL);
+            return hcomp_fail(err, HCOMP_E_INVAL, "%s: format version %u is newer than this "
+                              "library's %d", path, version, HCOMP_MAP_VERSION);
+        }
+        f->upgrade_to = version;
+    }
     if (!f->open_locked)
         rc = hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: its file system has no byte-range locks, "
                         "so no one can tell whether another process has it open; nothing was "

@@ -108,6 +108,10 @@ typedef struct hcomp_reclaim_result {
  * log as a snapshot. */
 int hcomp_compact(const char *path, const char *config, const hcomp_tool_io *io,
                   hcomp_reclaim_result *res, hcomp_error *err);
+/* The same, and a file of an older format version than version (3) is written again as
+ * one of that version (its log rewritten; older hcomp cannot read it then); 0: kept. */
+int hcomp_compact_to(const char *path, const char *config, unsigned version,
+                     const hcomp_tool_io *io, hcomp_reclaim_result *res, hcomp_error *err);
 
 /* What a file costs on storage, as the file systems count it. */
 typedef struct hcomp_footprint {

@@ -52,7 +52,11 @@ enum hcomp_open_flags {
      * size, an export of the state) instead of by the open, so that a process that never
      * reads (a collective read's non-aggregators) never replays it; with a write mode it
      * changes nothing */
-    HCOMP_O_LAZY = 32
+    HCOMP_O_LAZY = 32,
+    /* the opener's job has processes on several nodes (the driver tells): a writable open
+     * of a file of format version 1 or 2, whose one log every writer appends to, is refused
+     * (such appends tear on many distributed file systems: docs/DEPLOY.md) */
+    HCOMP_O_NODES = 64
 };
 
 typedef struct hcomp_file hcomp_file;

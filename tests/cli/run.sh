@@ -52,7 +52,7 @@ has "info: logical size" "logical size .*\($(stat -c %s in.dat) bytes\)"
 has "info: tier fast" "^ +fast +$W/fast"
 has "info: tier slow" "^ +slow +$W/slow"
 has "info: the hole" "1\.0 MiB in holes"
-has "info: format version" "format +version 2"
+has "info: format version" "format +version 3"
 expect "export" 0 "$H" export f.hc out.dat
 same "export gives the bytes back" in.dat out.dat
 if [ "$(stat -c %b out.dat)" -lt "$(stat -c %b in.dat)" ]; then ok "export keeps the hole sparse"; else ko "export keeps the hole sparse" "$(stat -c %b out.dat) blocks"; fi

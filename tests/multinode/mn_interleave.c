@@ -2,9 +2,11 @@
  * 4 KiB writes at interleaved offsets (block i of rank r at (i * nprocs + r) * 4096),
  * closes, the file is opened again collectively and every rank reads its neighbour's
  * blocks and checks every byte. With --sync, the ranks also MPI_File_sync, barrier and
- * read the neighbour's blocks before the close (sync-barrier-sync, MPI-4.0 14.6.1).
+ * read the neighbour's blocks before the close (sync-barrier-sync, MPI-4.0 14.6.1). With
+ * --self, every rank writes through an open of its own (MPI_COMM_SELF): the driver cannot
+ * tell that the writers are on several nodes (a format-2 file is not refused then).
  *
- * usage: mn_interleave TARGET CONFIG [--count=N] [--sync] [--format=2]
+ * usage: mn_interleave TARGET CONFIG [--count=N] [--sync] [--self] [--format=2]
  * Prints "mn_interleave: N blocks checked, N bad" on rank 0; exit 1 if any is bad or any
  * MPI call failed. */
 #include <mpi.h>
@@ -75,13 +77,15 @@ int main(int argc, char **argv)
     }
     const char *target = argv[1], *config = argv[2];
     long count = 2000;
-    int sync = 0;
+    int sync = 0, self = 0;
     const char *format = NULL;
     for (int a = 3; a < argc; a++) {
         if (strncmp(argv[a], "--count=", 8) == 0)
             count = atol(argv[a] + 8);
         else if (strcmp(argv[a], "--sync") == 0)
             sync = 1;
+        else if (strcmp(argv[a], "--self") == 0)
+            self = 1;
         else if (strncmp(argv[a], "--format=", 9) == 0)
             format = argv[a] + 9;
     }
@@ -96,8 +100,8 @@ int main(int argc, char **argv)
     }
     MPI_File fh;
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
-    check(MPI_File_open(MPI_COMM_WORLD, target, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
-          "open", rank);
+    check(MPI_File_open(self ? MPI_COMM_SELF : MPI_COMM_WORLD, target,
+                        MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh), "open", rank);
     unsigned char *buf = malloc(BLOCK);
     long bad = 0;
     if (!failed) {
@@ -106,7 +110,7 @@ int main(int argc, char **argv)
             check(MPI_File_write_at(fh, ((MPI_Offset) i * nprocs + rank) * BLOCK, buf, BLOCK,
                                     MPI_BYTE, MPI_STATUS_IGNORE), "write", rank);
         }
-        if (sync) {
+        if (sync && !self) {
             check(MPI_File_sync(fh), "sync", rank);
             MPI_Barrier(MPI_COMM_WORLD);
             check(MPI_File_sync(fh), "sync", rank);

@@ -11,15 +11,20 @@
 #                       close, collective open, every rank reads its neighbour's blocks (the
 #                       case that lost data with one shared log); --sync: sync-barrier-sync
 #                       and a read before the close too
-#   mn_interleave[v2]   the same on a format-2 file (one log appended to by every writer):
-#                       shows that the bed catches torn appends; not counted when no
-#                       append happened to tear (it is a race)
+#   mn_interleave_self  the same, every rank writing through an open of its own
+#   mn_interleave[v2]   a format-2 file (one log appended to by every writer): refused to a
+#                       collective open from both nodes; with opens of their own (which
+#                       cannot tell) the appends tear and the bed sees it (not counted when
+#                       no append happened to tear: it is a race)
 #   tests/mpi programs  t_basic_rw t_interleave t_collorder t_views t_holes t_overwrite
 #                       t_unaligned t_size t_shared t_modes (atomic mode, shared file
 #                       pointers) t_rewrite (checkpoints rewritten with reclaim)
 #                       t_nonblocking t_coalesce t_visible
-#   HDF5's t_mpi, testphdf5  parallel HDF5's own tests under ROMIO_FSTYPE_FORCE=hcomp:,
-#                       when tests/hdf5par has built them (it runs before this suite)
+#   HDF5's t_mpi        parallel HDF5's check of the MPI-IO under it (large, overlapping,
+#                       derived-datatype and collective I/O) under ROMIO_FSTYPE_FORCE=hcomp:,
+#                       when tests/hdf5par has built it (it runs before this suite);
+#                       testphdf5 is left out: on this volume it fails on ufs: too and
+#                       takes minutes
 #   mn_synckill         MPI_File_sync from both nodes with data on node-local RAM tiers,
 #                       node1 killed (its /dev/shm wiped), every synced byte read on node0
 #   tools on node1      hcomp info, fsck and export run on a node that wrote nothing; the
@@ -137,8 +142,8 @@ done
 
 # parallel HDF5's own tests across the nodes (built by tests/hdf5par, cached)
 h5=$(ls -td "${HCOMP_CACHE:-$HOME/.cache/hcomp}"/hdf5-testpar-*/testpar 2>/dev/null | head -n 1)
-if [ -n "$h5" ] && [ -x "$h5/t_mpi" ] && [ -x "$h5/testphdf5" ]; then
-    for prog in t_mpi testphdf5; do
+if [ -n "$h5" ] && [ -x "$h5/t_mpi" ]; then
+    for prog in t_mpi; do
         logh=$WORK/logs/hdf5-$prog-hcomp.log logu=$WORK/logs/hdf5-$prog-ufs.log
         "$BED" exec node0 mkdir -p "$MNT/h5-$prog.h" "$MNT/h5-$prog.u"
         ( cd "$WORK" && mpirun "$logh" -n 4 -genv HDF5_PARAPREFIX "$MNT/h5-$prog.h" \
@@ -146,8 +151,8 @@ if [ -n "$h5" ] && [ -x "$h5/t_mpi" ] && [ -x "$h5/testphdf5" ]; then
         rh=$?
         # HDF5's tests remove their files with remove(3): the hcomp runs leave the hidden
         # segment directories, which shows the files were hcomp files
-        [ $rh -eq 0 ] && ! compgen -G "$MNT/h5-$prog.h/.*.hcd" > /dev/null &&
-            { echo "(no hcomp file was made)" >> "$logh"; rh=1; }
+        [ $rh -eq 0 ] && ! "$BED" exec node0 sh -c "ls -d '$MNT/h5-$prog.h'/.*.hcd" \
+            > /dev/null 2>&1 && { echo "(no hcomp file was made)" >> "$logh"; rh=1; }
         if [ $rh -ne 0 ]; then
             ( cd "$WORK" && mpirun "$logu" -n 4 -genv HDF5_PARAPREFIX "$MNT/h5-$prog.u" "$h5/$prog" )
             if [ $? -ne 0 ]; then
@@ -161,14 +166,24 @@ else
     echo "SKIP HDF5's parallel tests: not built (tests/hdf5par builds them)"
 fi
 
-# format 2 across nodes: one log that every writer appends to
+# writers on both nodes through opens of their own (MPI_COMM_SELF)
+mn_case mn_interleave_self mn_interleave --self --count=1000
+
+# format 2 across nodes: one log that every writer appends to. A collective open from
+# both nodes refuses to write it, saying why; opens of their own cannot tell, and their
+# appends tear (the bed sees it: the case that lost data before format 3)
 logv2=$WORK/logs/mn_interleave_v2.log
-"$BED" exec node0 mkdir -p "$MNT/v2"
-mpirun "$logv2" -n 4 "$bin/mn_interleave" "hcomp:$MNT/v2/file" "$CONFIG" --format=2
-if [ $? -ne 0 ] && grep -qiE "damaged|differs|torn|mapping file" "$logv2"; then
-    suite_report "mn_interleave[v2]: a shared log's appends from two nodes tear, and the bed sees it" 0 "$logv2"
+"$BED" exec node0 mkdir -p "$MNT/v2" "$MNT/v2self"
+mpirun "$logv2" -n 4 "$bin/mn_interleave" "hcomp:$MNT/v2/file" "$CONFIG" --format=2 --count=10
+rv=$?
+if [ $rv -ne 0 ] && grep -q "appends from several nodes tear" "$logv2"; then rv=0; else rv=1; fi
+suite_report "mn_interleave[v2]: a format-2 file refused to writers on two nodes, saying why" $rv "$logv2"
+logv2s=$WORK/logs/mn_interleave_v2_self.log
+mpirun "$logv2s" -n 4 "$bin/mn_interleave" "hcomp:$MNT/v2self/file" "$CONFIG" --format=2 --self
+if [ $? -ne 0 ] && grep -qiE "damaged|differs|torn|mapping file" "$logv2s"; then
+    suite_report "mn_interleave[v2, own opens]: a shared log's appends from two nodes tear, and the bed sees it" 0 "$logv2s"
 else
-    echo "SKIP mn_interleave[v2]: no append tore in this run (a race)"
+    echo "SKIP mn_interleave[v2, own opens]: no append tore in this run (a race)"
 fi
 
 # MPI_File_sync, then node1 dies: every synced byte reads on node0

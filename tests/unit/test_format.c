@@ -161,6 +161,7 @@ static hcomp_map_header sample_header(void)
     for (int i = 0; i < 16; i++)
         h.file_id[i] = (uint8_t) (0x10 + 7 * i);
     h.created_ns = UINT64_C(1700000000123456789);
+    h.log_gen = 7;
     return h;
 }
 
@@ -175,6 +176,7 @@ static void test_map_header_roundtrip(void **state)
     memset(&d, 0, sizeof(d));
     assert_int_equal(hcomp_map_header_decode(buf, sizeof(buf), &d, "/x/file", &err), HCOMP_OK);
     assert_int_equal(d.version, HCOMP_MAP_VERSION);
+    assert_int_equal(d.log_gen, 7);     /* version 3: the writer logs' generation */
     assert_memory_equal(d.file_id, h.file_id, 16);
     assert_true(d.created_ns == h.created_ns);
     /* more bytes than the header (the log follows it) is fine */

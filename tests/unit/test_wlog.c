@@ -268,6 +268,85 @@ static void test_fsck_repairs_writer_log(void **state)
     free(a);
 }
 
+/* A shared replay (docs/SCALING.md) of a file with writer logs is not shared: the state
+ * carries none of their read positions, so an opener given it replays for itself, and
+ * holds what its own replay builds. */
+static void test_state_with_logs_not_shared(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");
+    char path[PATH_MAX];
+    file_path(fx, "shared", path, sizeof(path));
+    unsigned char *a = random_data(32 * KIB, 9), *b = text_data(32 * KIB, 10);
+    hcomp_file *w1 = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    hcomp_file *w2 = open_file(fx, path, HCOMP_O_RDWR);
+    pwrite_ok(w1, a, 32 * KIB, 0);
+    pwrite_ok(w2, b, 16 * KIB, 8 * KIB);
+    memcpy(a + 8 * KIB, b, 16 * KIB);
+    close_ok(w1);
+    close_ok(w2);
+    hcomp_file *r = open_file(fx, path, HCOMP_O_RDONLY);
+    void *st;
+    size_t len;
+    CHECK(hcomp_file_export_state(r, &st, &len, &e_));
+    assert_true(len < 256);                 /* the header alone */
+    hcomp_file *g;
+    hcomp_error err;
+    assert_int_equal(hcomp_file_open_with_state(path, HCOMP_O_RDONLY, 0, 1, fx->opts, st, len,
+                                                &g, &err), HCOMP_OK);
+    expect_bytes(g, a, 32 * KIB, 0);
+    assert_int_equal(g->npieces, r->npieces);
+    assert_int_equal(g->nwlogs, 2);
+    close_ok(g);
+    close_ok(r);
+    free(st);
+    free(a);
+    free(b);
+}
+
+/* A file of format 2 (one log every writer appends to) is not opened for writing by a job
+ * on several nodes (HCOMP_O_NODES, which the driver sets): the error says why and how to
+ * go on; `hcomp compact --hint hcomp_format=3` makes it version 3, bytes unchanged. */
+static void test_v2_refused_across_nodes_then_upgraded(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_format", "2");
+    char path[PATH_MAX];
+    file_path(fx, "old", path, sizeof(path));
+    unsigned char *a = random_data(40 * KIB, 11);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    assert_int_equal(f->hdr.version, 2);
+    pwrite_ok(f, a, 40 * KIB, 0);
+    close_ok(f);
+    set_opt(fx, "hcomp_format", "3");
+    hcomp_error err;
+    assert_int_equal(hcomp_file_open(path, HCOMP_O_RDWR | HCOMP_O_NODES, 0, 4, fx->opts, &f, &err),
+                     HCOMP_E_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "appends from several nodes tear"));
+    assert_non_null(strstr(err.msg, "hcomp_format=3"));
+    assert_int_equal(hcomp_file_open(path, HCOMP_O_RDONLY | HCOMP_O_NODES, 0, 4, fx->opts, &f,
+                                     &err), HCOMP_OK);     /* reading is safe */
+    close_ok(f);
+    hcomp_reclaim_result r;
+    assert_int_equal(hcomp_compact(path, fx->config, NULL, &r, &err), HCOMP_OK);
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    assert_int_equal(f->hdr.version, 2);                   /* compact keeps the version */
+    close_ok(f);
+    assert_int_equal(hcomp_compact_to(path, fx->config, 3, NULL, &r, &err), HCOMP_OK);
+    assert_true(r.log_rewritten);
+    assert_int_equal(hcomp_file_open(path, HCOMP_O_RDWR | HCOMP_O_NODES, 0, 4, fx->opts, &f, &err),
+                     HCOMP_OK);
+    assert_int_equal(f->hdr.version, 3);
+    expect_bytes(f, a, 40 * KIB, 0);
+    pwrite_ok(f, a + 100, 1000, 100);                     /* into a writer log */
+    assert_int_equal(f->own_wlog >= 0, 1);
+    close_ok(f);
+    f = open_file(fx, path, HCOMP_O_RDONLY);
+    expect_bytes(f, a, 40 * KIB, 0);
+    close_ok(f);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +355,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_writer_log_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_generation_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fsck_repairs_writer_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_with_logs_not_shared, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_v2_refused_across_nodes_then_upgraded, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
