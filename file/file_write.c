@@ -127,11 +127,12 @@ int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, ui
     if (!is_new) {
         /* the segment must still be where the map will say it is: a tier directory
          * removed or moved under an open descriptor would swallow pieces unseen */
-        struct stat a, b;
+        struct stat b;
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/%s", w->dir, w->seg_name);
-        if (fstat(w->seg_fd, &a) != 0 || lstat(path, &b) != 0 || a.st_dev != b.st_dev ||
-            a.st_ino != b.st_ino) {
+        /* against the file as created: one call (a round trip to the servers of a
+         * distributed file system) rather than two */
+        if (lstat(path, &b) != 0 || w->seg_dev != b.st_dev || w->seg_ino != b.st_ino) {
             w->full = 1;
             snprintf(w->why, sizeof(w->why), "segment %.200s vanished", path);
             close(w->seg_fd);

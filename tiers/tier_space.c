@@ -160,6 +160,16 @@ int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, cons
                               w->dir);
         w->seg_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perm);
         if (w->seg_fd >= 0) {
+            struct stat st;
+            if (fstat(w->seg_fd, &st) != 0) {
+                int e = errno;
+                close(w->seg_fd);
+                w->seg_fd = -1;
+                return hcomp_fail_errno(err, e, "%s: segment %s on tier \"%s\"", file_path, path,
+                                        tier->name);
+            }
+            w->seg_dev = st.st_dev;
+            w->seg_ino = st.st_ino;
             w->seg_tail = 0;
             w->flush_from = 0;
             *is_new = 1;

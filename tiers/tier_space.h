@@ -34,6 +34,8 @@ typedef struct hcomp_tier_writer {
     uint64_t flush_from;       /* where the segment's bytes not yet sent to storage begin
                                   (hcomp_tier_writer_flush_behind) */
     char seg_name[32];
+    dev_t seg_dev;             /* the segment file as created (its path must lead to it) */
+    ino_t seg_ino;
     int names_unsynced;        /* a segment (1), and its directory too (2), were created
                                   since the last sync: their names are not yet durable */
 } hcomp_tier_writer;
