@@ -58,6 +58,21 @@ static int known(const hcomp_file *f, const char *name)
     return 0;
 }
 
+/* A new entry at the end of f->wlogs for the log name (fd is closed when there is no
+ * room); NULL with err set. Not counted in f->nwlogs yet. */
+static hcomp_wlog *new_wlog(hcomp_file *f, const char *name, int fd, hcomp_error *err)
+{
+    if (hcomp_grow_array(&f->wlogs, &f->capwlogs, f->nwlogs + 1, sizeof(*f->wlogs)) == 0) {
+        hcomp_wlog *w = &f->wlogs[f->nwlogs];
+        memset(w, 0, sizeof(*w));
+        if ((w->name = strdup(name)) != NULL)
+            return w;
+    }
+    close(fd);
+    hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
+    return NULL;
+}
+
 /* Open a log found in the directory and check its header; 1 if added, 0 if not one of
  * this file's (or not readable yet), -1 on error */
 static int add_log(hcomp_file *f, const char *name, uint64_t writer, hcomp_error *err)
@@ -65,9 +80,12 @@ static int add_log(hcomp_file *f, const char *name, uint64_t writer, hcomp_error
     char path[PATH_MAX + NAME_MAX + 2];
     snprintf(path, sizeof(path), "%s/%s", f->logdir, name);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : hcomp_fail_errno(err, errno, "%s: opening writer log %s",
-                                                      f->path, path);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;       /* folded away meanwhile */
+        hcomp_fail_errno(err, errno, "%s: opening writer log %s", f->path, path);
+        return -1;
+    }
     unsigned char h[HCOMP_WLOG_HEADER_SIZE];
     long long got = hcomp_pread_full(fd, h, sizeof(h), 0);
     hcomp_wlog_header wh;
@@ -76,18 +94,10 @@ static int add_log(hcomp_file *f, const char *name, uint64_t writer, hcomp_error
                                                   &herr) != HCOMP_OK ||
               memcmp(wh.file_id, f->hdr.file_id, 16) != 0 || wh.log_gen != f->hdr.log_gen ||
               wh.writer != writer;
-    if (hcomp_grow_array(&f->wlogs, &f->capwlogs, f->nwlogs + 1, sizeof(*f->wlogs)) != 0) {
-        close(fd);
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    }
-    hcomp_wlog *w = &f->wlogs[f->nwlogs];
-    memset(w, 0, sizeof(*w));
-    if ((w->name = strdup(name)) == NULL) {
-        close(fd);
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    }
+    hcomp_wlog *w = new_wlog(f, name, fd, err);
+    if (w == NULL)
+        return -1;
     w->writer = writer;
-    w->ord = 0;
     if (bad) {
         /* a log named as this file's whose header is not: what it recorded is lost (it
          * is never written in place, so this is damage, not a log being made) */
@@ -198,16 +208,9 @@ static int create_own(hcomp_file *f, hcomp_error *err)
     }
     /* appends go at the end; reads (this opener's refresh) use pread */
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_APPEND);
-    if (hcomp_grow_array(&f->wlogs, &f->capwlogs, f->nwlogs + 1, sizeof(*f->wlogs)) != 0) {
-        close(fd);
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    }
-    hcomp_wlog *w = &f->wlogs[f->nwlogs];
-    memset(w, 0, sizeof(*w));
-    if ((w->name = strdup(name)) == NULL) {
-        close(fd);
-        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-    }
+    hcomp_wlog *w = new_wlog(f, name, fd, err);
+    if (w == NULL)
+        return err ? err->code : HCOMP_E_NOMEM;
     w->fd = fd;
     w->writer = f->writer_id;
     w->consumed = HCOMP_WLOG_HEADER_SIZE;

@@ -159,6 +159,24 @@ static void test_golden_read(void **state)
     free(want);
 }
 
+/* 40000 bytes of text written at offset 1000 by today's library, nothing reclaimed. */
+static void write_text_at_1000(const char *path, const char *config)
+{
+    hcomp_error e;
+    hcomp_file *f;
+    hcomp_options *o = hcomp_options_new();
+    assert_int_equal(hcomp_options_set(o, "hcomp_config", config, &e), HCOMP_OK);
+    assert_int_equal(hcomp_options_set(o, "hcomp_reclaim", "never", &e), HCOMP_OK);
+    if (hcomp_file_open(path, HCOMP_O_RDWR, 0, 1, o, &f, &e) != HCOMP_OK)
+        fail_msg("%s: %s", path, e.msg);
+    hcomp_options_free(o);
+    unsigned char text[40000];
+    for (size_t i = 0; i < sizeof(text); i++)
+        text[i] = (unsigned char) "abcabd\n"[i % 7];
+    assert_int_equal(hcomp_file_pwrite(f, text, sizeof(text), 1000, &e), HCOMP_OK);
+    assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+}
+
 /* The files are what they stand for: version 1 unframed, version 2 framed in 8 KiB blocks
  * (pieces compressed and stored as they are); what a version-1 file gets written stays
  * unframed, what a version-2 one gets is framed. */
@@ -197,17 +215,7 @@ static void test_golden_versions(void **state)
             assert_int_equal(frame[fr].raw_bytes, mine ? st.live_bytes : 0);
         }
         /* a write of today's library keeps the file's version and its pieces' kind */
-        hcomp_options *o = hcomp_options_new();
-        assert_int_equal(hcomp_options_set(o, "hcomp_config", config, &e), HCOMP_OK);
-        assert_int_equal(hcomp_options_set(o, "hcomp_reclaim", "never", &e), HCOMP_OK);
-        if (hcomp_file_open(path, HCOMP_O_RDWR, 0, 1, o, &f, &e) != HCOMP_OK)
-            fail_msg("%s: %s", path, e.msg);
-        hcomp_options_free(o);
-        unsigned char text[40000];
-        for (size_t i = 0; i < sizeof(text); i++)
-            text[i] = (unsigned char) "abcabd\n"[i % 7];
-        assert_int_equal(hcomp_file_pwrite(f, text, sizeof(text), 1000, &e), HCOMP_OK);
-        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        write_text_at_1000(path, config);
         f = open_read(path);
         assert_int_equal(f->hdr.version, files[k].version);
         assert_true(f->npieces > had);
@@ -244,17 +252,7 @@ static void test_golden_v3_logs(void **state)
                                   : st.st_size > HCOMP_MAP_HEADER_SIZE);
         uint32_t had = (uint32_t) f->npieces;
         assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
-        hcomp_options *o = hcomp_options_new();
-        assert_int_equal(hcomp_options_set(o, "hcomp_config", config, &e), HCOMP_OK);
-        assert_int_equal(hcomp_options_set(o, "hcomp_reclaim", "never", &e), HCOMP_OK);
-        if (hcomp_file_open(path, HCOMP_O_RDWR, 0, 1, o, &f, &e) != HCOMP_OK)
-            fail_msg("%s: %s", path, e.msg);
-        hcomp_options_free(o);
-        unsigned char text[40000];
-        for (size_t i = 0; i < sizeof(text); i++)
-            text[i] = (unsigned char) "abcabd\n"[i % 7];
-        assert_int_equal(hcomp_file_pwrite(f, text, sizeof(text), 1000, &e), HCOMP_OK);
-        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+        write_text_at_1000(path, config);
         f = open_read(path);
         assert_int_equal(hcomp_file_size(f, &size, &e), HCOMP_OK);
         assert_int_equal(f->hdr.version, 3);
