@@ -335,6 +335,11 @@ int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint
                        uint64_t old_off, uint32_t stored, uint32_t crc, unsigned codec,
                        unsigned filter, int level, unsigned frame, hcomp_error *err);
 
+/* file/file_open.c: fsync a directory (0, or -1 with errno; a missing one is 0) */
+int hcomp_sync_dir(const char *dir);
+/* Sync the directories of the segments (and segment directory) opener f created on tier t
+ * since the last sync: their names survive a crash only then. */
+int hcomp_segment_names_sync(hcomp_file *f, int t, hcomp_error *err);
 /* file/file_open.c: a new mapping-file header (a random file id, the time now) */
 int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], unsigned version,
                          hcomp_error *err, const char *path);

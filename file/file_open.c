@@ -497,7 +497,7 @@ int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcom
 }
 
 /* fsync a directory: 0, or -1 with errno */
-static int sync_dir(const char *dir)
+int hcomp_sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -507,6 +507,21 @@ static int sync_dir(const char *dir)
     close(fd);
     errno = e;
     return rc;
+}
+
+int hcomp_segment_names_sync(hcomp_file *f, int t, hcomp_error *err)
+{
+    hcomp_tier_writer *w = &f->tw[t];
+    if (!w->ready || !w->names_unsynced)
+        return HCOMP_OK;
+    int rc = hcomp_sync_dir(w->dir);
+    if (rc == 0 && w->names_unsynced == 2)
+        rc = hcomp_sync_dir(w->base);
+    if (rc != 0)
+        return hcomp_fail_errno(err, errno, "%s: sync of segment directory %s on tier \"%s\"",
+                                f->path, w->dir, f->cfg.tier[t].name);
+    w->names_unsynced = 0;
+    return HCOMP_OK;
 }
 
 int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
@@ -532,15 +547,9 @@ int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
         if (f->tw[t].ready) {
             /* a new segment's name (and a new segment directory's) survives a crash only
              * once its directory is synced */
-            if (f->tw[t].names_unsynced) {
-                int rc = sync_dir(f->tw[t].dir);
-                if (rc == 0 && f->tw[t].names_unsynced == 2)
-                    rc = sync_dir(f->tw[t].base);
-                if (rc != 0)
-                    return hcomp_fail_errno(err, errno, "%s: sync of segment directory %s on tier "
-                                            "\"%s\"", f->path, f->tw[t].dir, f->cfg.tier[t].name);
-                f->tw[t].names_unsynced = 0;
-            }
+            int rc = hcomp_segment_names_sync(f, t, err);
+            if (rc != HCOMP_OK)
+                return rc;
         }
         if (!f->tw[t].ready || f->tw[t].seg_fd < 0)
             continue;

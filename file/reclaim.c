@@ -187,14 +187,19 @@ static int compact_segments(hcomp_file *f, const hcomp_seg_use *use, const unsig
     hcomp_error e2;
     hcomp_error *why = rc == HCOMP_OK ? err : &e2;
     int arc = HCOMP_OK;
-    for (int t = 0; t < f->cfg.ntiers && arc == HCOMP_OK; t++)
+    for (int t = 0; t < f->cfg.ntiers && arc == HCOMP_OK; t++) {
         if (f->tw[t].ready && f->tw[t].seg_fd >= 0 && fsync(f->tw[t].seg_fd) != 0)
             arc = hcomp_fail_errno(why, errno, "%s: sync of segment %s/%s", f->path,
                                    f->tw[t].dir, f->tw[t].seg_name);
+        if (arc == HCOMP_OK)    /* the new segment's name too */
+            arc = hcomp_segment_names_sync(f, t, why);
+    }
     if (arc == HCOMP_OK)
         arc = hcomp_log_append(f, &f->batch, why);
     if (arc == HCOMP_OK && fsync(f->map_fd) != 0)
         arc = hcomp_fail_errno(why, errno, "%s: sync of the mapping file", f->path);
+    if (arc == HCOMP_OK)        /* format 3: the moves are in this opener's writer log */
+        arc = hcomp_wlog_sync(f, why);
     if (rc == HCOMP_OK)
         rc = arc;
     f->batch.len = 0;
