@@ -15,7 +15,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Remove the segment files (*.seg) in a per-file segment directory, then it. */
+/* What hcomp puts in a per-file directory: segment files, and (format 3, in the hidden
+ * one beside the file) writer logs and logs being made. */
+static int hcomp_entry(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 4 && (strcmp(n + l - 4, ".seg") == 0 || strcmp(n + l - 4, ".log") == 0)) ||
+           (l > 5 && n[0] == '.' && strcmp(n + l - 4, ".new") == 0);
+}
+
+/* Remove hcomp's files in a per-file directory, then it. */
 static int remove_segment_dir(const char *file, const char *dir, hcomp_error *err)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -30,39 +39,13 @@ static int remove_segment_dir(const char *file, const char *dir, hcomp_error *er
     struct dirent *e;
     int rc = HCOMP_OK;
     while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l > 4 && strcmp(e->d_name + l - 4, ".seg") == 0 &&
-            unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT && rc == HCOMP_OK)
+        if (hcomp_entry(e->d_name) && unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT &&
+            rc == HCOMP_OK)
             rc = hcomp_fail_errno(err, errno, "%s: removing %s/%s", file, dir, e->d_name);
     }
     closedir(d);
     if (rc == HCOMP_OK && rmdir(dir) != 0 && errno != ENOENT)
         rc = hcomp_fail_errno(err, errno, "%s: removing segment directory %s", file, dir);
-    return rc;
-}
-
-/* A file's writer logs (and logs being created) in its log directory. */
-static int remove_writer_logs(const char *file, const char *dir, hcomp_error *err)
-{
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return errno == ENOENT ? HCOMP_OK
-            : hcomp_fail_errno(err, errno, "%s: opening its log directory %s", file, dir);
-    DIR *d = fdopendir(dfd);
-    if (d == NULL) {
-        close(dfd);
-        return hcomp_fail_errno(err, errno, "%s: reading its log directory %s", file, dir);
-    }
-    struct dirent *e;
-    int rc = HCOMP_OK;
-    while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        int log = (l > 4 && strcmp(e->d_name + l - 4, ".log") == 0) ||
-                  (l > 5 && e->d_name[0] == '.' && strcmp(e->d_name + l - 4, ".new") == 0);
-        if (log && unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT && rc == HCOMP_OK)
-            rc = hcomp_fail_errno(err, errno, "%s: removing %s/%s", file, dir, e->d_name);
-    }
-    closedir(d);
     return rc;
 }
 
@@ -80,10 +63,8 @@ int hcomp_file_delete(const char *path, hcomp_error *err)
         hcomp_file_close(f, NULL);
         return rc;
     }
-    /* the writer logs first (version 3: in the hidden segment directory beside the file,
-     * which the loop below may remove), then segment files, then each distinct directory */
-    if (f->hdr.version >= HCOMP_MAP_VERSION_WLOGS)
-        rc = remove_writer_logs(path, f->logdir, err);
+    /* segment files first, then each distinct directory, then (version 3) the writer logs'
+     * directory beside the file, if no segment was in it */
     for (size_t i = 0; i < f->nsegs && rc == HCOMP_OK; i++) {
         const char *p = f->segs[i].path;
         if (p && unlink(p) != 0 && errno != ENOENT)
@@ -106,9 +87,8 @@ int hcomp_file_delete(const char *path, hcomp_error *err)
         if (!seen)
             rc = remove_segment_dir(path, dir, err);
     }
-    if (rc == HCOMP_OK && f->hdr.version >= HCOMP_MAP_VERSION_WLOGS && rmdir(f->logdir) != 0 &&
-        errno != ENOENT)
-        rc = hcomp_fail_errno(err, errno, "%s: removing its log directory %s", path, f->logdir);
+    if (rc == HCOMP_OK && f->hdr.version >= HCOMP_MAP_VERSION_WLOGS)
+        rc = remove_segment_dir(path, f->logdir, err);
     if (rc == HCOMP_OK && unlink(path) != 0)     /* still under the lock */
         rc = hcomp_fail_errno(err, errno, "%s: removing the mapping file", path);
     hcomp_error cerr;

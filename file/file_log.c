@@ -197,9 +197,9 @@ static int64_t loc_find(const hcomp_file *f, uint32_t seg, uint64_t off)
 
 /* A RELOCATE whose piece is not known yet: in a version-3 file its PIECE record may be in
  * a writer log not read so far; it is tried again after every refresh. */
-static int relocate_pending(hcomp_file *f, const hcomp_map_record *r)
+static int relocate_pending(hcomp_file *f, const hcomp_map_record *r, int may_wait)
 {
-    if (f->hdr.version < HCOMP_MAP_VERSION_WLOGS || f->cur_ord == 0)
+    if (!may_wait)
         return 0;       /* a log in one order: nothing known there, nothing moves */
     if (hcomp_grow_array(&f->pending_reloc, &f->cappending, f->npending + 1,
                          sizeof(*f->pending_reloc)) != 0)
@@ -208,12 +208,13 @@ static int relocate_pending(hcomp_file *f, const hcomp_map_record *r)
     return 0;
 }
 
-static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
+/* may_wait: the record is a writer log's, whose piece may be in a log not read yet */
+static int apply_relocate(hcomp_file *f, const hcomp_map_record *r, int may_wait)
 {
     int from = find_segment(f, r->u.reloc.old_seg);
     int to = find_segment(f, r->u.reloc.new_seg);
     if (from < 0)
-        return relocate_pending(f, r);
+        return relocate_pending(f, r, may_wait);
     if (to < 0 && (to = add_segment(f, r->u.reloc.new_seg, "?", 1, NULL, 0)) < 0)
         return -1;
     if (!seg_indexed(f, (uint32_t) from)) {     /* the first move from there */
@@ -231,7 +232,7 @@ static int apply_relocate(hcomp_file *f, const hcomp_map_record *r)
     }
     int64_t idx = loc_find(f, (uint32_t) from, r->u.reloc.old_off);
     if (idx < 0)
-        return relocate_pending(f, r);
+        return relocate_pending(f, r, may_wait);
     hcomp_piece *p = &f->pieces[idx];
     p->seg = (uint32_t) to;
     p->seg_off = r->u.reloc.new_off;
@@ -434,20 +435,21 @@ static int refresh_main(hcomp_file *f, hcomp_error *err);
 
 /* ---- writer logs (version 3) ------------------------------------------------ */
 
-/* A run of one writer log's records in one order. */
+/* A run of one writer log's records in one order (its order's key copied in, so that
+ * sorting needs no file: refreshes of two files may run at once in two threads). */
 typedef struct wbatch {
+    hcomp_order key;
     uint32_t log, ord;
     size_t from, to;        /* in that log's buffer */
 } wbatch;
 
-static const hcomp_file *sort_file;     /* qsort's context (the refresh holds f->lock) */
-
 static int wbatch_cmp(const void *a, const void *b)
 {
     const wbatch *x = a, *y = b;
-    if (x->ord != y->ord)
-        return hcomp_order_later(sort_file, x->ord, y->ord) ? 1
-             : hcomp_order_later(sort_file, y->ord, x->ord) ? -1 : 0;
+    if (x->key.stamp != y->key.stamp)
+        return x->key.stamp < y->key.stamp ? -1 : 1;
+    if (x->key.writer != y->key.writer)
+        return x->key.writer < y->key.writer ? -1 : 1;
     if (x->log != y->log)
         return x->log < y->log ? -1 : 1;
     return x->from < y->from ? -1 : x->from > y->from;
@@ -517,7 +519,7 @@ static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, si
         if (at > from) {
             if (hcomp_grow_array(bv, cb, *nb + 1, sizeof(**bv)) != 0)
                 return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-            (*bv)[(*nb)++] = (wbatch) {i, ord, from, at};
+            (*bv)[(*nb)++] = (wbatch) {f->orders[ord], i, ord, from, at};
         }
         int64_t o = add_order(f, rec.u.order.stamp, w->writer);
         if (o < 0)
@@ -528,7 +530,7 @@ static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, si
     if (pos > from) {
         if (hcomp_grow_array(bv, cb, *nb + 1, sizeof(**bv)) != 0)
             return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
-        (*bv)[(*nb)++] = (wbatch) {i, ord, from, pos};
+        (*bv)[(*nb)++] = (wbatch) {f->orders[ord], i, ord, from, pos};
     }
     w->ord = ord;
     w->buf_len = pos;
@@ -541,7 +543,7 @@ static int apply_record(hcomp_file *f, const hcomp_map_record *rec)
         case HCOMP_REC_SEGMENT: return apply_segment(f, rec);
         case HCOMP_REC_PIECE: return apply_piece(f, rec);
         case HCOMP_REC_SIZE: return apply_size(f, rec);
-        case HCOMP_REC_RELOCATE: return apply_relocate(f, rec);
+        case HCOMP_REC_RELOCATE: return apply_relocate(f, rec, f->cur_ord != 0);
         default: return 0;
     }
 }
@@ -556,12 +558,8 @@ static int retry_pending(hcomp_file *f)
     f->pending_reloc = NULL;
     f->npending = f->cappending = 0;
     int rc = 0;
-    uint32_t keep = f->cur_ord;
-    for (size_t k = 0; k < n && rc == 0; k++) {
-        f->cur_ord = 1;     /* not the mapping file's: kept pending if still unknown */
-        rc = apply_relocate(f, &v[k]);
-    }
-    f->cur_ord = keep;
+    for (size_t k = 0; k < n && rc == 0; k++)
+        rc = apply_relocate(f, &v[k], 1);     /* kept pending if still unknown */
     free(v);
     return rc;
 }
@@ -577,7 +575,6 @@ static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
     for (uint32_t i = 0; i < f->nwlogs && rc == HCOMP_OK; i++)
         rc = read_wlog_tail(f, i, &bv, &nb, &cb, err);
     if (rc == HCOMP_OK && nb > 0) {
-        sort_file = f;
         qsort(bv, nb, sizeof(*bv), wbatch_cmp);
         int arc = 0;
         for (size_t b = 0; b < nb && arc == 0; b++) {

@@ -111,7 +111,8 @@ int hcomp_log_state_export(const hcomp_file *f, hcomp_bytes *b)
     /* a state built from writer logs (format 3) is not shared: their read positions and
      * the order of their records are not in it, so an importer refuses it (piece bytes 0)
      * and replays for itself; a log folded at the last close is shared as any other */
-    hcomp_put_u32(h + 8, f->nwlogs > 0 || f->norders > 1 ? 0 : PIECE_BYTES);
+    int shared = f->nwlogs == 0 && f->norders <= 1;
+    hcomp_put_u32(h + 8, shared ? PIECE_BYTES : 0);
     hcomp_put_u32(h + 12, EXTENT_BYTES);
     hcomp_put_u64(h + 16, (uint64_t) st.st_dev);
     hcomp_put_u64(h + 24, (uint64_t) st.st_ino);
@@ -121,7 +122,7 @@ int hcomp_log_state_export(const hcomp_file *f, hcomp_bytes *b)
     for (int i = 0; i < 7; i++)
         hcomp_put_u64(h + 48 + 8 * i, counters[i]);
     b->len = HDR_BYTES;
-    if (hcomp_get_u32(h + 8) == 0) {    /* not to be shared: the header alone is sent */
+    if (!shared) {                      /* the header alone is sent */
         if (hcomp_bytes_reserve(b, 4) != 0)
             return -1;
         hcomp_put_u32(b->p + b->len, hcomp_crc32(b->p, b->len));
