@@ -543,7 +543,7 @@ static const struct {
     opt_parser parse;
     opt_shower show;
 } table[] = {
-#define HCOMP_OPTION_ROW(key, def, parser, shower) {key, def, parser, shower},
+#define HCOMP_OPTION_ROW(key, def, parser, shower, summary, text) {key, def, parser, shower},
     HCOMP_OPTION_LIST(HCOMP_OPTION_ROW)
 #undef HCOMP_OPTION_ROW
 };
