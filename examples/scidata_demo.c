@@ -878,7 +878,7 @@ static int report_storage(const char *path)
         printf("    %-10s %-44s %14" PRIu64 " %14" PRIu64 " %8" PRIu64 "\n", st.tier[i].name,
                st.tier[i].dir, st.tier[i].raw_bytes, st.tier[i].stored_bytes, st.tier[i].pieces);
     printf("    %-10s %14s %14s %8s %8s\n", "codec", "raw bytes", "stored bytes", "pieces", "ratio");
-    for (unsigned c = 0; c < HCOMP_CODEC_COUNT; c++) {
+    for (unsigned c = 0; c < st.ncodecs; c++) {
         if (st.codec[c].pieces == 0)
             continue;
         const hcomp_codec *cd = hcomp_codec_by_id(c);
@@ -1093,8 +1093,8 @@ static int report_comparison(result *r, int reps, double total_bytes, const char
             printf("    (%s: the file system kept those pages, e.g. a tmpfs tier: reads of them "
                    "are warm)\n", r[k].s.label);
     }
-    printf("  reads: the library keeps no read statistics; read times are wall times of open, "
-           "collective reads and close\n");
+    printf("  reads: read times are wall times of open, collective reads and close; what each "
+           "reader fetched from the tiers and decoded, HCOMP_STATS=1 prints at its close\n");
     /* the compressing side's file (a baseline's is all "none", or not hcomp's) */
     if (report_storage(r[0].s.path) != 0)
         failed = 1;

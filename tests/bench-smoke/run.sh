@@ -4,7 +4,8 @@
 # programs behind scripts/bench cannot rot. A run passes when it exits 0, prints its
 # "RESULT workload=..." line and no "VERIFY FAILED". Two negative checks make sure the
 # verification bites: a reader of a file with one flipped byte must fail, and so must a
-# Gray-Scott restart that expects other checkpoints than the file holds.
+# Gray-Scott restart that expects other checkpoints than the file holds. The README's
+# example (examples/hello_hcomp.c) is built and run as the README says.
 #
 # usage: tests/bench-smoke/run.sh PREFIX
 #
@@ -57,6 +58,16 @@ if "$WL/build.sh" "$PREFIX" "$BIN" > "$WORK/build.log" 2>&1; then
     pass "build ($(grep -c '^built' "$WORK/build.log") programs)"
 else
     fail "build" "$WORK/build.log"
+fi
+
+# the README's hello world, built and run as it says (no -lhcomp: the driver is in libmpi)
+if "$PREFIX/bin/mpicc" -std=c11 -Wall -Wextra -Werror -o "$WORK/hello_hcomp" "$HERE/../../examples/hello_hcomp.c" \
+        > "$WORK/hello.log" 2>&1 \
+   && timeout -k 5 "$TIMEOUT" "$MPIEXEC" -n 2 "$WORK/hello_hcomp" "hcomp:$WORK/hello.dat" < /dev/null >> "$WORK/hello.log" 2>&1 \
+   && grep -q "^hello_hcomp: hcomp:$WORK/hello.dat OK" "$WORK/hello.log"; then
+    pass "examples/hello_hcomp.c, as the README builds and runs it"
+else
+    fail "examples/hello_hcomp.c, as the README builds and runs it" "$WORK/hello.log"
 fi
 
 n=0
