@@ -7,6 +7,7 @@
 
 #include "adio.h"
 #include <hcomp.h>
+#include <hcomp_driver.h>     /* the calls only the driver makes (not a stable API) */
 
 /* Per-open state kept in fd->fs_ptr. ROMIO's ADIO_Open ignores what SetInfo
  * returns, so a hint rejected before the file is open is kept here and Open fails

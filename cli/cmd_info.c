@@ -3,30 +3,24 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include "file/file_internal.h"
 #include "tiers/piece_header.h"
 
 static int info_one(const char *path)
 {
-    hcomp_file *f;
     hcomp_error err;
-    int rc = hcomp_file_open_replay(path, &f, &err);
-    if (rc != HCOMP_OK) {
+    hcomp_file_facts facts;
+    if (hcomp_file_facts_path(path, &facts, &err) != HCOMP_OK) {
         cli_error("info", "%s", err.msg);
         return CLI_FAILED;
     }
-    time_t created = (time_t) (f->hdr.created_ns / 1000000000u);
+    time_t created = (time_t) (facts.created_ns / 1000000000u);
     char when[64];
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&created));
-    struct stat st;
-    uint64_t map_bytes = fstat(hcomp_file_fd(f), &st) == 0 ? (uint64_t) st.st_size : 0;
-    uint64_t skipped = f->skipped, nsegs = f->nsegs, npieces = f->npieces;
-    unsigned version = f->hdr.version;
-    char id[33];
-    snprintf(id, sizeof(id), "%s", f->id_hex);
-    hcomp_file_close(f, NULL);
+    uint64_t map_bytes = facts.map_bytes, skipped = facts.damaged_bytes;
+    uint64_t nsegs = facts.segments, npieces = facts.pieces;
+    unsigned version = facts.version;
+    const char *id = facts.id;
 
     hcomp_stats s;
     hcomp_frame_stats frame[HCOMP_STATS_FRAMES];
@@ -76,7 +70,7 @@ static int info_one(const char *path)
         printf("    (dead pieces are given back at the last close (hint hcomp_reclaim) or by "
                "hcomp compact)\n");
     printf("  codecs\n");
-    for (int c = 0; c < HCOMP_CODEC_COUNT; c++) {
+    for (size_t c = 0; c < s.ncodecs; c++) {
         if (s.codec[c].pieces == 0)
             continue;
         const hcomp_codec *codec = hcomp_codec_by_id((unsigned) c);
@@ -98,6 +92,19 @@ static int info_one(const char *path)
             cli_bytes(hcomp_frame_block_size((unsigned) k), label);
         printf("    %-12s %10s data in %10s, %llu pieces\n", label, cli_bytes(frame[k].raw_bytes, a),
                cli_bytes(frame[k].stored_bytes, b), (unsigned long long) frame[k].pieces);
+    }
+    /* what the writers' engines did, as they recorded it at close (every statistic of
+     * engine/stats.h's recorded lists, by its name) */
+    hcomp_file_stats rec;
+    uint64_t nrec;
+    if (hcomp_recorded_stats_path(path, &rec, &nrec, &err) != HCOMP_OK) {
+        cli_error("info", "%s", err.msg);
+        return CLI_FAILED;
+    }
+    if (nrec) {
+        printf("  recorded by its writers at close (%llu records, summed)\n",
+               (unsigned long long) nrec);
+        hcomp_stats_print_recorded(stdout, "    ", &rec);
     }
     return CLI_OK;
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "file/file_internal.h"
 
 int cmd_drain(int argc, char **argv)
 {
@@ -27,15 +26,12 @@ int cmd_drain(int argc, char **argv)
     if (rc == CLI_OK) {
         hcomp_tool_io io = cli_io(&c);
         hcomp_drain_result res;
-        pthread_mutex_lock(&f->lock);
         int drc = hcomp_drain_all(f, &io, &res, &err);
-        pthread_mutex_unlock(&f->lock);
         cli_progress_end(&c);
         char a[32], b[32];
-        int last = f->cfg.ntiers - 1;
         printf("%s: moved %llu pieces to tier \"%s\" (%s stored before, %s after); removed %llu "
                "emptied segment files\n", c.argv[0], (unsigned long long) res.pieces,
-               f->cfg.tier[last].name, cli_bytes(res.stored_before, a),
+               res.tier, cli_bytes(res.stored_before, a),
                cli_bytes(res.stored_after, b), (unsigned long long) res.segments_removed);
         if (drc != HCOMP_OK) {
             cli_error("drain", "%s (what moved before is recorded; the rest stays where it was)",

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* What the handle's reads did, and the advice given for them */
 static void read_lines(FILE *out, const hcomp_file_stats *s)
@@ -99,34 +100,21 @@ void hcomp_stats_print(FILE *out, const char *path, const hcomp_file_stats *s,
 
 char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
 {
+    /* the keys in the lists' order (jansson keeps insertion order): docs/FORMAT.md */
     json_t *o = json_object();
-    json_object_set_new(o, "tasks", json_integer((json_int_t) s->tasks));
-    json_object_set_new(o, "analyses", json_integer((json_int_t) s->analyses));
-    json_object_set_new(o, "analyses_shared", json_integer((json_int_t) s->analyses_shared));
-    json_object_set_new(o, "plans", json_integer((json_int_t) s->plans));
-    json_object_set_new(o, "predictions", json_integer((json_int_t) s->predictions));
-    json_object_set_new(o, "pieces", json_integer((json_int_t) s->pieces));
-    json_object_set_new(o, "bytes_in", json_integer((json_int_t) s->bytes_in));
-    json_object_set_new(o, "drained_bytes", json_integer((json_int_t) s->drained_bytes));
-    json_object_set_new(o, "sync_moved_bytes", json_integer((json_int_t) s->sync_moved_bytes));
-    json_object_set_new(o, "flush_behind_bytes",
-                        json_integer((json_int_t) s->flush_behind_bytes));
-    json_object_set_new(o, "readahead_bytes", json_integer((json_int_t) s->readahead_bytes));
-    json_object_set_new(o, "block_advice_bytes",
-                        json_integer((json_int_t) s->block_advice_bytes));
-    json_object_set_new(o, "advice_cached_bytes",
-                        json_integer((json_int_t) s->advice_cached_bytes));
-    json_object_set_new(o, "write_seconds", json_real(s->t_write));
-#define HCOMP_TIME_JSON(name, desc) json_object_set_new(o, #name "_seconds", json_real(s->t_##name));
-    HCOMP_TIME_LIST(HCOMP_TIME_JSON)
-#undef HCOMP_TIME_JSON
+#define COUNTER_JSON(name, desc) json_object_set_new(o, #name, json_integer((json_int_t) s->name));
+    HCOMP_RECORDED_COUNTERS(COUNTER_JSON)
+#undef COUNTER_JSON
+#define TIME_JSON(name, desc) json_object_set_new(o, #name "_seconds", json_real(s->t_##name));
+    HCOMP_RECORDED_TIMES(TIME_JSON)
+#undef TIME_JSON
     json_t *tiers = json_array();
     for (int t = 0; t < cfg->ntiers; t++) {
         json_t *e = json_object();
         json_object_set_new(e, "name", json_string(cfg->tier[t].name));
-        json_object_set_new(e, "raw", json_integer((json_int_t) s->tier_raw[t]));
-        json_object_set_new(e, "stored", json_integer((json_int_t) s->tier_stored[t]));
-        json_object_set_new(e, "pieces", json_integer((json_int_t) s->tier_pieces[t]));
+#define TIER_JSON(name, desc) json_object_set_new(e, #name, json_integer((json_int_t) s->tier_##name[t]));
+        HCOMP_RECORDED_PARTS(TIER_JSON)
+#undef TIER_JSON
         json_array_append_new(tiers, e);
     }
     json_object_set_new(o, "tiers", tiers);
@@ -135,13 +123,89 @@ char *hcomp_stats_json(const hcomp_file_stats *s, const hcomp_tier_config *cfg)
         if (!s->codec_pieces[c])
             continue;
         json_t *e = json_object();
-        json_object_set_new(e, "raw", json_integer((json_int_t) s->codec_raw[c]));
-        json_object_set_new(e, "stored", json_integer((json_int_t) s->codec_stored[c]));
-        json_object_set_new(e, "pieces", json_integer((json_int_t) s->codec_pieces[c]));
+#define CODEC_JSON(name, desc) json_object_set_new(e, #name, json_integer((json_int_t) s->codec_##name[c]));
+        HCOMP_RECORDED_PARTS(CODEC_JSON)
+#undef CODEC_JSON
         json_object_set_new(codecs, hcomp_codec_by_id((unsigned) c)->name, e);
     }
     json_object_set_new(o, "codecs", codecs);
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return text;
+}
+
+void hcomp_stats_add_recorded(hcomp_file_stats *a, const hcomp_file_stats *b)
+{
+#define ADD_COUNTER(name, desc) a->name += b->name;
+    HCOMP_RECORDED_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
+#define ADD_TIME(name, desc) a->t_##name += b->t_##name;
+    HCOMP_RECORDED_TIMES(ADD_TIME)
+#undef ADD_TIME
+}
+
+void hcomp_stats_print_recorded(FILE *out, const char *indent, const hcomp_file_stats *s)
+{
+#define PRINT_COUNTER(name, desc)                                                      \
+    fprintf(out, "%s%-22s %16llu    %s\n", indent, #name, (unsigned long long) s->name, desc);
+    HCOMP_RECORDED_COUNTERS(PRINT_COUNTER)
+#undef PRINT_COUNTER
+#define PRINT_TIME(name, desc)                                                         \
+    fprintf(out, "%s%-22s %14.6f s    %s\n", indent, #name "_seconds", s->t_##name, desc);
+    HCOMP_RECORDED_TIMES(PRINT_TIME)
+#undef PRINT_TIME
+}
+
+/* a key's non-negative integer, 0 if absent or of another type */
+static uint64_t get_count(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t) json_integer_value(v) : 0;
+}
+
+int hcomp_stats_from_json(const char *json, size_t len, hcomp_file_stats *s,
+                          char names[][HCOMP_TIER_NAME_MAX + 1], int *ntiers)
+{
+    memset(s, 0, sizeof(*s));
+    if (ntiers)
+        *ntiers = 0;
+    json_t *o = json_loadb(json, len, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return -1;
+    }
+#define COUNTER_GET(name, desc) s->name = get_count(o, #name);
+    HCOMP_RECORDED_COUNTERS(COUNTER_GET)
+#undef COUNTER_GET
+#define TIME_GET(name, desc) s->t_##name = json_number_value(json_object_get(o, #name "_seconds"));
+    HCOMP_RECORDED_TIMES(TIME_GET)
+#undef TIME_GET
+    json_t *tiers = json_object_get(o, "tiers");
+    size_t nt = json_is_array(tiers) ? json_array_size(tiers) : 0;
+    if (nt > HCOMP_MAX_TIERS)
+        nt = HCOMP_MAX_TIERS;
+    for (size_t t = 0; t < nt; t++) {
+        json_t *e = json_array_get(tiers, t);
+#define TIER_GET(name, desc) s->tier_##name[t] = get_count(e, #name);
+        HCOMP_RECORDED_PARTS(TIER_GET)
+#undef TIER_GET
+        if (names) {
+            const char *n = json_string_value(json_object_get(e, "name"));
+            snprintf(names[t], HCOMP_TIER_NAME_MAX + 1, "%s", n ? n : "");
+        }
+    }
+    if (ntiers)
+        *ntiers = (int) nt;
+    const char *key;
+    json_t *e;
+    json_object_foreach(json_object_get(o, "codecs"), key, e) {
+        const hcomp_codec *c = hcomp_codec_by_name(key);
+        if (c == NULL || c->id >= HCOMP_CODEC_COUNT)
+            continue;       /* a codec of a later library: not this one's to count */
+#define CODEC_GET(name, desc) s->codec_##name[c->id] = get_count(e, #name);
+        HCOMP_RECORDED_PARTS(CODEC_GET)
+#undef CODEC_GET
+    }
+    json_decref(o);
+    return 0;
 }

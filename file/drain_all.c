@@ -61,11 +61,25 @@ static void remove_emptied_segments(hcomp_file *f, const char *dest, hcomp_drain
     free(used);
 }
 
+static int drain_all_locked(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *res,
+                            hcomp_error *err);
+
+/* under the file's lock, so that the tool needs no view of the handle */
 int hcomp_drain_all(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *res,
                     hcomp_error *err)
 {
+    pthread_mutex_lock(&f->lock);
+    int rc = drain_all_locked(f, io, res, err);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+static int drain_all_locked(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *res,
+                            hcomp_error *err)
+{
     memset(res, 0, sizeof(*res));
     hcomp_ok(err);
+    snprintf(res->tier, sizeof(res->tier), "%s", f->cfg.tier[f->cfg.ntiers - 1].name);
     if (!f->writable)
         return hcomp_fail(err, HCOMP_E_RDONLY, "%s: opened read-only; draining needs write access",
                           f->path);

@@ -14,6 +14,12 @@
         return rc_;                          \
     } while (0)
 
+/* the number compiled into the library, for a caller built against another header */
+int hcomp_version_number(void)
+{
+    return HCOMP_VERSION_NUMBER;
+}
+
 int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
                       hcomp_error *err)
 {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include "hcomp.h"
+#include "hcomp_driver.h"
 #include "extent_map.h"
 #include "hcomp_model.h"
 #include "engine/manager.h"

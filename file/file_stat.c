@@ -6,9 +6,11 @@
 
 _Static_assert(HCOMP_STATS_FRAMES == HCOMP_FRAME_MAX + 1, "a stats slot for every framing");
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static size_t tier_slot(hcomp_stats *st, const hcomp_segment *s)
 {
@@ -32,15 +34,100 @@ static size_t tier_slot(hcomp_stats *st, const hcomp_segment *s)
     return i;
 }
 
-int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err)
+int hcomp_file_facts_path(const char *path, hcomp_file_facts *facts, hcomp_error *err)
 {
-    return hcomp_stat_path_frames(path, st, NULL, err);
+    memset(facts, 0, sizeof(*facts));
+    hcomp_file *f;
+    int rc = hcomp_file_open_replay(path, &f, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    struct stat st;
+    facts->version = f->hdr.version;
+    snprintf(facts->id, sizeof(facts->id), "%s", f->id_hex);
+    facts->created_ns = f->hdr.created_ns;
+    facts->map_bytes = fstat(f->map_fd, &st) == 0 ? (uint64_t) st.st_size : 0;
+    facts->segments = f->nsegs;
+    facts->pieces = f->npieces;
+    facts->damaged_bytes = f->skipped;
+    return hcomp_file_close(f, err);
+}
+
+/* add the STATS records among the records of buf[from, len) to *sum */
+static void add_records(const unsigned char *buf, size_t len, size_t from, hcomp_file_stats *sum,
+                        uint64_t *records)
+{
+    size_t pos = from;
+    uint64_t skipped = 0;
+    hcomp_map_record rec;
+    int r;
+    while (pos < len && (r = hcomp_map_next(buf, len, &pos, &rec, &skipped)) != HCOMP_MAP_INCOMPLETE) {
+        hcomp_file_stats one;
+        if (r == HCOMP_MAP_RECORD && rec.type == HCOMP_REC_STATS &&
+            hcomp_stats_from_json(rec.u.stats.json, rec.u.stats.len, &one, NULL, NULL) == 0) {
+            hcomp_stats_add_recorded(sum, &one);
+            (*records)++;
+        }
+    }
+}
+
+int hcomp_recorded_stats_path(const char *path, hcomp_file_stats *sum, uint64_t *records,
+                              hcomp_error *err)
+{
+    memset(sum, 0, sizeof(*sum));
+    *records = 0;
+    hcomp_file *f;
+    int rc = hcomp_file_open_replay(path, &f, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    struct stat st;
+    unsigned char *buf = NULL;
+    if (fstat(f->map_fd, &st) != 0)
+        rc = hcomp_fail(err, HCOMP_E_IO, "%s: %s", path, strerror(errno));
+    else if (st.st_size > HCOMP_MAP_HEADER_SIZE &&
+             (buf = malloc((size_t) st.st_size)) == NULL)
+        rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+    else if (buf && hcomp_pread_full(f->map_fd, buf, (size_t) st.st_size, 0) != st.st_size)
+        rc = hcomp_fail(err, HCOMP_E_IO, "%s: reading the mapping file: %s", path,
+                        strerror(errno));
+    if (rc == HCOMP_OK && buf)
+        add_records(buf, (size_t) st.st_size, HCOMP_MAP_HEADER_SIZE, sum, records);
+    if (rc == HCOMP_OK)     /* format 3: the writers' own logs, replayed by the open */
+        add_records(f->wstats.p, f->wstats.len, 0, sum, records);
+    free(buf);
+    int crc = hcomp_file_close(f, rc == HCOMP_OK ? err : NULL);
+    return rc == HCOMP_OK ? crc : rc;
+}
+
+_Static_assert(HCOMP_CODEC_COUNT <= HCOMP_STATS_MAX_CODECS,
+               "hcomp_stats has a slot for every codec (raise the capacity at the struct's end)");
+
+int hcomp_stat_path_sized(const char *path, hcomp_stats *st, size_t st_size, hcomp_error *err)
+{
+    if (st == NULL || st_size < sizeof(size_t))
+        return hcomp_fail(err, HCOMP_E_INVAL, "hcomp_stat_path: a struct of %zu bytes cannot "
+                          "hold the statistics (at least %zu)", st_size, sizeof(size_t));
+    /* filled whole here, then as much of it as the caller's build knows copied out: a
+     * caller built against an older, smaller hcomp_stats gets its prefix, one built
+     * against a newer one zeros where this library has nothing */
+    hcomp_stats *all = malloc(sizeof(*all));
+    if (all == NULL)
+        return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", path);
+    int rc = hcomp_stat_path_frames(path, all, NULL, err);
+    size_t n = st_size < sizeof(*all) ? st_size : sizeof(*all);
+    all->size = n;
+    memcpy(st, all, n);
+    if (st_size > n)
+        memset((char *) st + n, 0, st_size - n);
+    free(all);
+    return rc;
 }
 
 int hcomp_stat_path_frames(const char *path, hcomp_stats *st,
                            hcomp_frame_stats frames[HCOMP_STATS_FRAMES], hcomp_error *err)
 {
     memset(st, 0, sizeof(*st));
+    st->size = sizeof(*st);
+    st->ncodecs = HCOMP_CODEC_COUNT;
     hcomp_frame_stats ignored[HCOMP_STATS_FRAMES];
     if (frames == NULL)
         frames = ignored;

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include "hcomp.h"
+#include "engine/stats.h"
 
 /* How a long operation talks to its user. Either function may be NULL. */
 typedef struct hcomp_tool_io {
@@ -29,6 +30,27 @@ typedef struct hcomp_frame_stats {
 /* hcomp_stat_path, and when frames is not NULL the same pieces by framing. */
 int hcomp_stat_path_frames(const char *path, hcomp_stats *st,
                            hcomp_frame_stats frames[HCOMP_STATS_FRAMES], hcomp_error *err);
+
+/* What `hcomp info` says of a file's mapping file and log, beside its statistics (so
+ * that the tool needs no view of the handle, file_internal.h). */
+typedef struct hcomp_file_facts {
+    unsigned version;           /* format version */
+    char id[33];                /* file id, hex */
+    uint64_t created_ns;        /* when the file was created (ns since the epoch) */
+    uint64_t map_bytes;         /* the mapping file's size */
+    uint64_t segments, pieces;  /* recorded in the log (live or not) */
+    uint64_t damaged_bytes;     /* bytes of the log skipped as damage */
+} hcomp_file_facts;
+
+/* The facts of the file at path, its log replayed (read only, nothing changed). */
+int hcomp_file_facts_path(const char *path, hcomp_file_facts *facts, hcomp_error *err);
+
+/* The engine statistics the file's writers recorded at their closes (its STATS records,
+ * in the mapping file and the writer logs), summed into *sum (its recorded counters and
+ * times; engine/stats.h), and how many records there were; a record that does not read is
+ * left out. */
+int hcomp_recorded_stats_path(const char *path, hcomp_file_stats *sum, uint64_t *records,
+                              hcomp_error *err);
 
 typedef struct hcomp_fsck_result {
     /* the mapping file */
@@ -77,11 +99,13 @@ int hcomp_fsck(const char *path, const char *config, int repair, const hcomp_too
 typedef struct hcomp_drain_result {
     uint64_t pieces, stored_before, stored_after;   /* the pieces moved */
     uint64_t segments_removed;                      /* emptied segment files removed */
+    char tier[64];                                  /* the tier they were moved to */
 } hcomp_drain_result;
 
 /* Move every live piece that is not on the last tier of f's configuration there,
  * re-encoded for it (RELOCATE records), then remove the segment files left without
- * live data. The last tier must be shared. f must be open for writing. */
+ * live data. The last tier must be shared. f must be open for writing; the call takes
+ * its lock (the caller must not hold it). */
 int hcomp_drain_all(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_result *res,
                     hcomp_error *err);
 

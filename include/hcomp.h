@@ -2,7 +2,9 @@
  *
  * A logical file is a mapping file (at the path the user names) plus pieces
  * stored in segment files on one or more tiers. This library knows nothing of MPI:
- * the ROMIO driver (adio_hcomp/) calls it, and so can tests and tools.
+ * the ROMIO driver (adio_hcomp/) calls it, and so can applications, tests and tools.
+ * This header is what they call, and its ABI only grows (see "version"); the driver's
+ * own plumbing is in hcomp_driver.h, which is not a stable interface.
  * Formats: docs/FORMAT.md. Hints and tier configuration: README.md. */
 #ifndef HCOMP_H
 #define HCOMP_H
@@ -17,7 +19,21 @@
 extern "C" {
 #endif
 
-#define HCOMP_VERSION_STRING "0.1.0"
+/* ---- version ---------------------------------------------------------------
+ * The macros are the version of this header (what a caller was built against);
+ * hcomp_version_number() is that of the library it runs on. The ABI of this header
+ * only grows within a major version (0.x: within a minor one): functions are added,
+ * structs that may grow say so and are filled to the size the caller passes. */
+#define HCOMP_VERSION_MAJOR 0
+#define HCOMP_VERSION_MINOR 2
+#define HCOMP_VERSION_PATCH 0
+#define HCOMP_VERSION_STRING "0.2.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH: 0.2.0 is 200, for #if and comparisons */
+#define HCOMP_VERSION_NUMBER \
+    (HCOMP_VERSION_MAJOR * 10000 + HCOMP_VERSION_MINOR * 100 + HCOMP_VERSION_PATCH)
+
+/* The library's HCOMP_VERSION_NUMBER (it may be newer than the header's). */
+HCOMP_API int hcomp_version_number(void);
 
 /* ---- options (the hcomp_* hints, and MPI's reserved access_style) --------- */
 
@@ -52,11 +68,8 @@ enum hcomp_open_flags {
      * size, an export of the state) instead of by the open, so that a process that never
      * reads (a collective read's non-aggregators) never replays it; with a write mode it
      * changes nothing */
-    HCOMP_O_LAZY = 32,
-    /* the opener's job has processes on several nodes (the driver tells): a writable open
-     * of a file of format version 1 or 2, whose one log every writer appends to, is refused
-     * (such appends tear on many distributed file systems: docs/DEPLOY.md) */
-    HCOMP_O_NODES = 64
+    HCOMP_O_LAZY = 32
+    /* 64 is HCOMP_O_NODES of hcomp_driver.h, set by the ROMIO driver */
 };
 
 typedef struct hcomp_file hcomp_file;
@@ -67,28 +80,6 @@ typedef struct hcomp_file hcomp_file;
  * capacity on a tier (capacity itself is shared by all writers through a ledger). */
 HCOMP_API int hcomp_file_open(const char *path, int flags, mode_t perm, int sharers,
                     const hcomp_options *opts, hcomp_file **out, hcomp_error *err);
-/* The same, with the replayed state of the file's log exported by another opener
- * (hcomp_file_export_state): only what was appended since is replayed here, and what
- * the handle holds is what a replay of the whole log would give. A state that is not
- * this file's (another file, a log replaced since by a compaction) or is damaged is
- * ignored: the log is then replayed here. The ROMIO driver uses it so that a collective
- * open replays the log once instead of once per process. */
-HCOMP_API int hcomp_file_open_with_state(const char *path, int flags, mode_t perm, int sharers,
-                                         const hcomp_options *opts, const void *state,
-                                         size_t state_len, hcomp_file **out, hcomp_error *err);
-/* Create the file at path as hcomp_file_open with HCOMP_O_CREAT (and HCOMP_O_EXCL if
- * flags has it) would, after the same checks of the options, the tier configuration
- * and its directories (and of a seed the options name), and return without a handle:
- * an existing file is left as it is and checked by the open that follows. For ROMIO's
- * create step, where one process creates the file and closes it before every process
- * opens it: a full open there would load the cost model for nothing, and the other
- * processes wait for it. */
-HCOMP_API int hcomp_file_create(const char *path, int flags, mode_t perm,
-                                const hcomp_options *opts, hcomp_error *err);
-/* The replayed state of f's log, brought up to date first: *len bytes at *state (free
- * them with free()), to pass to hcomp_file_open_with_state in another process of the same
- * job (a state is not a file format: only the same build of the library takes it). */
-HCOMP_API int hcomp_file_export_state(hcomp_file *f, void **state, size_t *len, hcomp_error *err);
 /* Write len bytes at logical offset off: one task, split into pieces, stored, and
  * made visible to every other opener of the file before this returns. */
 HCOMP_API int hcomp_file_pwrite(hcomp_file *f, const void *buf, uint64_t len, uint64_t off,
@@ -120,8 +111,6 @@ HCOMP_API int hcomp_file_extend(hcomp_file *f, uint64_t size, hcomp_error *err);
 HCOMP_API int hcomp_file_sync(hcomp_file *f, hcomp_error *err);
 /* Close; frees f even on error. */
 HCOMP_API int hcomp_file_close(hcomp_file *f, hcomp_error *err);
-/* The mapping file's descriptor (for fcntl byte-range locks by the caller). */
-HCOMP_API int hcomp_file_fd(const hcomp_file *f);
 /* Change options after open (MPI_File_set_info): codec and piece size take effect
  * for later writes; the tier configuration cannot change while open. */
 HCOMP_API int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, hcomp_error *err);
@@ -129,48 +118,64 @@ HCOMP_API int hcomp_file_set_options(hcomp_file *f, const hcomp_options *opts, h
 /* The element type of the data written next (enum hcomp_dtype of hcomp_model.h;
  * -1: let the engine infer it). The driver sets it from the MPI datatype. */
 HCOMP_API void hcomp_file_set_dtype(hcomp_file *f, int dtype);
-/* This opener writes what the cost predictor learnt back to the seed at close (one
- * opener per file should: the driver picks the first rank). */
-HCOMP_API void hcomp_file_set_model_owner(hcomp_file *f, int owner);
 
-/* MPI's atomic mode (MPI_File_set_atomicity): every write of this opener is ordered
- * after every write it can see and made visible to the others before it returns (the
- * driver holds ROMIO's byte-range lock around it); every read sees the newest records. */
-HCOMP_API void hcomp_file_set_atomic(hcomp_file *f, int on);
-/* After a collective step that changed the file on another process (MPI_File_set_size's
- * first aggregator): this opener's records so far are made visible, and its later ones
- * are ordered after everything it can now see (format version 3's writer logs). */
-HCOMP_API int hcomp_file_order(hcomp_file *f, hcomp_error *err);
 
 /* Remove the logical file: every piece on every tier, then the mapping file. */
 HCOMP_API int hcomp_file_delete(const char *path, hcomp_error *err);
 
 /* ---- statistics ------------------------------------------------------------ */
 
+/* hcomp_stats grows at its end only (new counters, a larger capacity for new codecs),
+ * and the library fills as many bytes of it as the caller's build knows: the caller
+ * passes sizeof its struct (the hcomp_stat_path macro below does), the library writes
+ * no byte past it, and a library older than the caller's header zeroes the part it
+ * does not know and says so in st->size. So a program built against this header keeps
+ * working on later libraries, however many codecs they add (up to
+ * HCOMP_STATS_MAX_CODECS, which is far from the 256 ids a piece can name). */
 #define HCOMP_STATS_MAX_TIERS 16
+#define HCOMP_STATS_MAX_CODECS 64
 
+/* The counters of the whole file, of each tier and of each codec: X(name, description),
+ * all uint64_t, for printing them by name. Frozen with the struct's layout (a new counter
+ * goes in a new list, at the struct's end). */
+#define HCOMP_STATS_FILE_COUNTERS(X)                                            \
+    X(logical_size, "the file's size")                                         \
+    X(live_bytes, "logical bytes backed by pieces (not holes)")                \
+    X(stored_bytes, "bytes of pieces on tiers, headers included")              \
+    X(pieces, "live pieces")
+#define HCOMP_STATS_PART_COUNTERS(X)                                            \
+    X(raw_bytes, "logical bytes held there")                                   \
+    X(stored_bytes, "bytes of pieces there, headers included")                 \
+    X(pieces, "live pieces there")
+
+#define HCOMP_STATS_FIELD_(name, desc) uint64_t name;
 typedef struct hcomp_stats {
-    uint64_t logical_size;      /* the file's size */
-    uint64_t live_bytes;        /* logical bytes backed by pieces (not holes) */
-    uint64_t stored_bytes;      /* bytes of pieces on tiers, headers included */
-    uint64_t pieces;
-    size_t ntiers;
+    size_t size;                /* set by the library: the bytes of this struct it filled
+                                   (the caller's size, or its own if that is smaller:
+                                   fields beyond it are zero) */
+    HCOMP_STATS_FILE_COUNTERS(HCOMP_STATS_FIELD_)
+    size_t ntiers;              /* tier[0 .. ntiers) are filled */
     struct {
         char name[64];
         char dir[512];
-        uint64_t raw_bytes;     /* logical bytes held there */
-        uint64_t stored_bytes;
-        uint64_t pieces;
+        HCOMP_STATS_PART_COUNTERS(HCOMP_STATS_FIELD_)
     } tier[HCOMP_STATS_MAX_TIERS];
+    size_t ncodecs;             /* codec[id] for the ids 0 .. ncodecs-1 (enum hcomp_codec_id;
+                                   names from hcomp_codec_by_id); the library's codec count,
+                                   or the capacity if that is smaller */
     struct {
-        uint64_t raw_bytes;
-        uint64_t stored_bytes;
-        uint64_t pieces;
-    } codec[HCOMP_CODEC_COUNT];
+        HCOMP_STATS_PART_COUNTERS(HCOMP_STATS_FIELD_)
+    } codec[HCOMP_STATS_MAX_CODECS];
+    /* later versions append fields here */
 } hcomp_stats;
+#undef HCOMP_STATS_FIELD_
 
-/* Statistics of the live data of the file at path (all writers, as on disk). */
-HCOMP_API int hcomp_stat_path(const char *path, hcomp_stats *st, hcomp_error *err);
+/* Statistics of the live data of the file at path (all writers, as on disk), written
+ * to the first st_size bytes of st (at least sizeof(size_t), for st->size; less is
+ * HCOMP_E_INVAL). Call it through the macro, which passes your struct's size. */
+HCOMP_API int hcomp_stat_path_sized(const char *path, hcomp_stats *st, size_t st_size,
+                                    hcomp_error *err);
+#define hcomp_stat_path(path, st, err) hcomp_stat_path_sized((path), (st), sizeof *(st), (err))
 
 /* True if the file at path starts with the hcomp mapping-file magic. */
 HCOMP_API int hcomp_is_hcomp_file(const char *path);
@@ -195,17 +200,6 @@ HCOMP_API int hcomp_file_kind(const char *path, int *kind, hcomp_error *err);
 HCOMP_API int hcomp_file_kind_fd(int fd, int *kind, hcomp_error *err);
 /* "missing", "hcomp", "plain", "not-regular" ("unknown" for other values). */
 HCOMP_API const char *hcomp_file_kind_name(int kind);
-/* If path is an empty regular file (not a symbolic link) that no one holds open through
- * hcomp, give it a mapping-file header in place, so it is an empty hcomp file (owner and
- * mode kept), and set *adopted to 1; else change nothing and set it to 0. For opens that
- * write a file a library or a script has emptied (PnetCDF truncates before it creates):
- * one process, before the others open. */
-HCOMP_API int hcomp_file_adopt_empty(const char *path, int *adopted, hcomp_error *err);
-/* The same test, changing nothing: *adoptable is 1 if hcomp_file_adopt_empty would adopt
- * the file now. The first writable hcomp_file_open of an empty file writes the header
- * (one header however many open it at once), after its configuration and tiers are
- * checked: so an open that fails on them leaves the file as it was. */
-HCOMP_API int hcomp_file_adoptable_empty(const char *path, int *adoptable, hcomp_error *err);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hcomp.h"
+#include "hcomp_driver.h"   /* open_with_state, create: calls of the driver's, tested */
 #include "tiers/piece_header.h"
 
 #include "file_fixture.h"

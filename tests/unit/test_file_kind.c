@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "hcomp.h"
+#include "hcomp_driver.h"   /* adopt_empty: a call of the driver's, tested */
 
 typedef struct fixture {
     char base[256];             /* short: names below it fit PATH_MAX */

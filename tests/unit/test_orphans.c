@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "hcomp.h"
+#include "hcomp_driver.h"   /* adopt_empty: a call of the driver's, tested */
 #include "file/tools.h"
 
 #define LEN 200000
