@@ -96,7 +96,8 @@ enum hcomp_access_style {
       "smaller blocks serve small scattered reads (a 4 KiB read fetches one block) at some " \
       "cost in ratio (docs/ENGINE.md, \"Blocks and reads\"). It applies to the pieces this " \
       "opener writes that compress; a piece stored as it is has 4 KiB blocks whatever the " \
-      "hint. Files of format version 1 keep unframed pieces.")                      \
+      "hint (a small read fetches 4 KiB of it). Files of format version 1 keep unframed " \
+      "pieces.")                      \
     X("hcomp_threads", "0", opt_parse_threads, opt_show_threads,                    \
       "compression threads per process; 0: the node's cores divided among its ranks", \
       "Compression (and decoding) threads per process. `0`: the node's cores divided among " \
