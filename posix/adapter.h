@@ -1,6 +1,6 @@
 /* The POSIX read adapter (libhcomp_posix.so, loaded with LD_PRELOAD): a serial
  * program that opens an hcomp file by its name sees the plain file it stands for.
- * What it does and does not cover: README.md "Reading hcomp files with serial tools";
+ * What it does and does not cover: docs/TOOLS.md "Reading hcomp files with serial tools";
  * how: docs/POSIX.md.
  *
  * An hcomp file opened for reading is held as an hcomp_file of libhcomp (this object's

@@ -1,5 +1,5 @@
 /* The tier model: an ordered list of tiers, fastest first, read from a JSON file
- * (README, "Tier configuration") or the embedded default. */
+ * (docs/TIERS.md, "Tier configuration") or the embedded default. */
 #ifndef HCOMP_TIER_CONFIG_H
 #define HCOMP_TIER_CONFIG_H
 

@@ -1,4 +1,4 @@
-/* Fuzz target: the JSON tier configuration parser (tiers/tier_config.h, README "Tier
+/* Fuzz target: the JSON tier configuration parser (tiers/tier_config.h, docs/TIERS.md "Tier
  * configuration").
  * Properties: it accepts or refuses with HCOMP_E_INVAL and a message naming the source;
  * what it accepts is within the documented limits (1..16 tiers, unique names of 1..63

@@ -21,7 +21,7 @@
 #
 # Not run: t_filters_parallel (its rank 0 reopens a file written through MPI-IO with
 # HDF5's serial POSIX driver, which reads an hcomp file's mapping file, not the HDF5
-# file it stands for: serial programs read hcomp files through `hcomp run`, README.md),
+# file it stands for: serial programs read hcomp files through `hcomp run`, docs/TOOLS.md),
 # t_cache (a server process that polls: over 10 minutes on 2 oversubscribed cores),
 # t_cache_image (starts a helper program by a relative path), t_bigio (2 GiB buffers).
 #

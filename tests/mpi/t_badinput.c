@@ -189,7 +189,7 @@ static void not_hcomp_files(tctx *t)
         }
     }
     /* garbage is a plain file: it passes through, unchanged; so does an empty file opened
-     * read-only, which the first writable open makes an empty hcomp file (README, "Plain
+     * read-only, which the first writable open makes an empty hcomp file (docs/USING.md, "Plain
      * files pass through"): each open reads nothing from it */
     const char *plain[2] = {garbage, empty};
     const size_t plain_len[2] = {sizeof junk, 0};

@@ -477,7 +477,7 @@ static void write_and_check(MPI_File fh, uint64_t L, int gen, MPI_Info info, con
 }
 
 /* rank 0: remove the segment directories beside path (".NAME.ID.hcd") of hcomp files
- * emptied with truncate(2), which hcomp leaves (README); returns how many there were */
+ * emptied with truncate(2), which hcomp leaves (docs/TIERS.md); returns how many there were */
 static int remove_emptied_segment_dirs(const char *path)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;

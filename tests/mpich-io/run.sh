@@ -75,7 +75,7 @@ MAXNP=4
 declare -A EXCLUDED=(
 )
 # Programs that remove their file with unlink(2) instead of MPI_File_delete: an hcomp
-# file's pieces (its hidden .hcd segment directories) stay behind by design (README:
+# file's pieces (its hidden .hcd segment directories) stay behind by design (docs/TIERS.md:
 # deleting only the mapping file leaves the pieces), so for them the check that
 # nothing is left is not made; the script removes the segment directories.
 declare -A UNLINKS=(

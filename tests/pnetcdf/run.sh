@@ -19,7 +19,7 @@
 #
 # Every run of a writer re-creates its files with ncmpi_create, whose default
 # (NC_CLOBBER) has rank 0 truncate(2) an existing file before MPI_File_open: so the
-# second writer of each file meets an hcomp file emptied behind hcomp's back (README,
+# second writer of each file meets an hcomp file emptied behind hcomp's back (docs/USING.md,
 # "Plain files pass through": an empty file opened to be written becomes an hcomp file).
 # After the runs every file PnetCDF made must be an hcomp file, none passed through plain.
 #
@@ -27,7 +27,7 @@
 # calls MPI_File_open (ncmpi_inq_file_format), and ncvalidator reads the whole file so;
 # on an hcomp file those are the mapping file's bytes. So here, as for any program that
 # reads hcomp files with POSIX calls, every program runs under `hcomp run` (the POSIX read
-# adapter, docs/POSIX.md; its MPI-IO goes through hcomp as without it). README, "PnetCDF".
+# adapter, docs/POSIX.md; its MPI-IO goes through hcomp as without it). docs/USING.md, "PnetCDF".
 #
 # usage: tests/pnetcdf/run.sh PREFIX
 # The build (about 2 minutes on 2 cores; the source from `apt-get source pnetcdf`) is kept
