@@ -47,7 +47,7 @@
 # (private 64 MiB RAM directory, then the file's own directory) with a RAM
 # directory of this run's own, unless HCOMP_CONFIG is already set.
 # Environment: HCOMP_ABI_TIMEOUT (seconds per run, default 300),
-# HCOMP_ABI_KEEP=1 (keep the work directory).
+# HCOMP_TEST_KEEP=1 or HCOMP_ABI_KEEP=1 (keep the work directory).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -86,32 +86,10 @@ if [ -z "$H5PCC" ] || ! dpkg -s libhdf5-mpich-dev > /dev/null 2>&1; then
 fi
 [ -n "$H5PCC" ] || { echo "$0: h5pcc.mpich not found: apt-get install libhdf5-mpich-dev" >&2; exit 2; }
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-abi.XXXXXX")
-RAM=""
-cleanup() {
-    if [ "${HCOMP_ABI_KEEP:-0}" = 1 ]; then
-        echo "kept: $WORK $RAM"
-    else
-        rm -rf "$WORK"
-        [ -n "$RAM" ] && rm -rf "$RAM"
-    fi
-    return 0
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+. "$(dirname "$0")/../suite-lib.sh"
+suite_workspace abi "$(suite_keep HCOMP_ABI_KEEP)"
 if [ -z "${HCOMP_CONFIG:-}" ]; then
-    RAMTIER=""
-    if [ -d /dev/shm ] && RAM=$(mktemp -d /dev/shm/hcomp-abi.XXXXXX 2>/dev/null); then
-        chmod 700 "$RAM"
-        RAMTIER="{\"name\":\"ram\",\"path\":\"$RAM\",\"capacity\":\"64MiB\",\"bandwidth\":\"10GB/s\",\"latency\":\"1us\",\"scope\":\"node-local\",\"private\":true},"
-    fi
-    cat > "$WORK/tiers.json" <<EOF
-{"version":1,"tiers":[
-  $RAMTIER
-  {"name":"filedir","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
-]}
-EOF
+    suite_tiers 64MiB speeds
     export HCOMP_CONFIG=$WORK/tiers.json
 fi
 
@@ -128,17 +106,8 @@ echo "tiers:      HCOMP_CONFIG=$HCOMP_CONFIG"
 echo "work:       $WORK"
 echo
 
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
-fail() {
-    FAILED=$((FAILED + 1))
-    echo "FAIL $1"
-    if [ -n "${2:-}" ] && [ -s "$2" ]; then
-        tail -n 40 "$2" | awk '{ print "    " $0 }'
-    fi
-    return 0
-}
+pass() { suite_pass "$1"; }
+fail() { suite_fail "$1" "${2:-}"; }
 # resolved NAME LDPATH: the file the dynamic loader picks for NAME
 resolved() {
     LD_LIBRARY_PATH=$2 ldd "$WORK/hdf5_hcomp" 2>/dev/null |
@@ -152,7 +121,7 @@ if (cd "$WORK" && env -u LD_LIBRARY_PATH "$H5PCC" -shlib -O2 -Wall -Wextra -o "$
     pass "build (h5pcc.mpich -shlib)"
 else
     fail "build (h5pcc.mpich -shlib)" "$WORK/build.log"
-    echo "$PASSED passed, $FAILED failed"
+    suite_summary
     exit 1
 fi
 PBIN=$WORK/hdf5_plain
@@ -332,5 +301,4 @@ else
 fi
 
 echo
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+suite_summary

@@ -14,7 +14,8 @@
 # directory (so pieces spill, and drain at close). wl_h5vpic needs Debian's h5pcc.mpich
 # (libhdf5-mpich-dev); without it its runs are reported as FAIL. Prints PASS/FAIL per run
 # and ends with "N passed, N failed"; exit status 1 if any failed. About 30 s on 2 cores.
-# Environment: BENCH_SMOKE_TIMEOUT (seconds per run, default 120), BENCH_SMOKE_KEEP=1.
+# Environment: BENCH_SMOKE_TIMEOUT (seconds per run, default 120), HCOMP_TEST_KEEP=1 (or
+# BENCH_SMOKE_KEEP=1) keeps the work directory.
 set -u
 if [ $# -ne 1 ]; then
     echo "usage: $0 PREFIX" >&2
@@ -27,31 +28,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 WL=$(cd "$HERE/../../benchmarks/workloads" && pwd)
 TIMEOUT=${BENCH_SMOKE_TIMEOUT:-120}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-bench-smoke.XXXXXX") || exit 2
-RAM=$(mktemp -d /dev/shm/hcomp-bench-smoke.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }
-chmod 700 "$RAM"
-cleanup() {
-    if [ "${BENCH_SMOKE_KEEP:-0}" = 1 ]; then echo "kept: $WORK $RAM"; else rm -rf "$WORK" "$RAM"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-cat > "$WORK/tiers.json" <<JSON
-{"version":1,"tiers":[
-  {"name":"ram","path":"$RAM","capacity":"4MiB","private":true,"bandwidth":"10GB/s","latency":"1us","scope":"node-local"},
-  {"name":"filedir","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
-]}
-JSON
+. "$HERE/../suite-lib.sh"
+suite_workspace bench-smoke "$(suite_keep BENCH_SMOKE_KEEP)"
+# 4 MiB of RAM: pieces spill to the file's directory, and drain there at close
+suite_tiers 4MiB speeds
 export HCOMP_CONFIG=$WORK/tiers.json
 BIN=$WORK/bin
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
-fail() {
-    FAILED=$((FAILED + 1))
-    echo "FAIL $1"
-    [ -n "${2:-}" ] && [ -s "$2" ] && tail -n 25 "$2" | sed 's/^/    /'
-    return 0
-}
+pass() { suite_pass "$1"; }
+fail() { suite_fail "$1" "${2:-}"; }
 
 echo "building the workloads into $BIN"
 if "$WL/build.sh" "$PREFIX" "$BIN" > "$WORK/build.log" 2>&1; then
@@ -143,5 +127,4 @@ else
     fail "verification bites: wl_grayscott's restart accepted checkpoints it did not expect (exit $rc)" "$log"
 fi
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+suite_summary

@@ -9,8 +9,9 @@ set -u
 PREFIX=$(cd "${1:?usage: $0 PREFIX}" && pwd)
 H=${HCOMP_TOOL:-$PREFIX/bin/hcomp}
 [ -x "$H" ] || { echo "FAIL: $H not found"; echo "0 passed, 1 failed"; exit 1; }
-W=$(mktemp -d /tmp/hcomp-clitest.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../suite-lib.sh"
+suite_workspace clitest       # its own tiers.json below replaces the harness's
+W=$WORK
 cd "$W"
 pass=0 fail=0
 ok() { echo "PASS $1"; pass=$((pass + 1)); }

@@ -29,7 +29,8 @@
 # The build (about 5 minutes on 2 cores; the source from `apt-get source hdf5`) is kept
 # in $HCOMP_CACHE (default ~/.cache/hcomp), keyed by PREFIX and this script. Each run
 # prints PASS or FAIL with its log's tail; the last line is "N passed, N failed".
-# Environment: HCOMP_H5PAR_TIMEOUT (seconds per run, default 600), HCOMP_H5PAR_KEEP=1.
+# Environment: HCOMP_H5PAR_TIMEOUT (seconds per run, default 600), HCOMP_TEST_KEEP=1 (or HCOMP_H5PAR_KEEP=1)
+# keeps the work directory.
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -76,7 +77,7 @@ echo "HDF5 tests: $build/testpar (source $src)"
 
 # ---- runs --------------------------------------------------------------------------
 . "$(dirname "$0")/../suite-lib.sh"
-suite_workspace h5par "${HCOMP_H5PAR_KEEP:-0}"
+suite_workspace h5par "$(suite_keep HCOMP_H5PAR_KEEP)"
 # run BACKEND NP PROGRAM: its log's path on stdout, its exit status as the status
 run() {
     local be=$1 np=$2 prog=$3 dir=$WORK/$1-np$2 env=()

@@ -33,7 +33,7 @@
 # The build (about 2 minutes on 2 cores; the source from `apt-get source pnetcdf`) is kept
 # in $HCOMP_CACHE (default ~/.cache/hcomp), keyed by PREFIX and this script. The last line
 # is "N passed, N failed". Environment: HCOMP_PNC_TIMEOUT (seconds per make, default 1200),
-# HCOMP_PNC_KEEP=1 keeps the files.
+# HCOMP_TEST_KEEP=1 (or HCOMP_PNC_KEEP=1) keeps the files.
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -83,7 +83,7 @@ echo "PnetCDF tests: $build (source $src)"
 
 # ---- runs --------------------------------------------------------------------------
 . "$(dirname "$0")/../suite-lib.sh"
-suite_workspace pnc "${HCOMP_PNC_KEEP:-0}"
+suite_workspace pnc "$(suite_keep HCOMP_PNC_KEEP)"
 SHOW='fail|error at|abort|timed out'    # the lines a failure's report shows
 # make_tests BACKEND TARGET [DIR [VAR=VALUE...]]: make TARGET in DIR of the build (its top
 # if none), the output in $WORK/BACKEND-out; the log's path on stdout (appended to)

@@ -38,8 +38,9 @@ finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 for f in "$H" "$LIB" "$PREFIX/bin/mpiexec"; do
     [ -e "$f" ] || { ko "installation" "$f not found"; finish; }
 done
-W=$(mktemp -d /tmp/hcomp-posix.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+. "$REPO/tests/suite-lib.sh"
+suite_workspace posix       # its own tiers.json below replaces the harness's
+W=$WORK
 cd "$W"
 export HCOMP_POSIX_LIB=$LIB
 mkdir -p tier
