@@ -95,16 +95,10 @@ static int info_one(const char *path)
     }
     /* what the writers' engines did, as they recorded it at close (every statistic of
      * engine/stats.h's recorded lists, by its name) */
-    hcomp_file_stats rec;
-    uint64_t nrec;
-    if (hcomp_recorded_stats_path(path, &rec, &nrec, &err) != HCOMP_OK) {
-        cli_error("info", "%s", err.msg);
-        return CLI_FAILED;
-    }
-    if (nrec) {
+    if (facts.stats_records) {
         printf("  recorded by its writers at close (%llu records, summed)\n",
-               (unsigned long long) nrec);
-        hcomp_stats_print_recorded(stdout, "    ", &rec);
+               (unsigned long long) facts.stats_records);
+        hcomp_stats_print_recorded(stdout, "    ", &facts.recorded);
     }
     return CLI_OK;
 }

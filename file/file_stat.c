@@ -34,24 +34,6 @@ static size_t tier_slot(hcomp_stats *st, const hcomp_segment *s)
     return i;
 }
 
-int hcomp_file_facts_path(const char *path, hcomp_file_facts *facts, hcomp_error *err)
-{
-    memset(facts, 0, sizeof(*facts));
-    hcomp_file *f;
-    int rc = hcomp_file_open_replay(path, &f, err);
-    if (rc != HCOMP_OK)
-        return rc;
-    struct stat st;
-    facts->version = f->hdr.version;
-    snprintf(facts->id, sizeof(facts->id), "%s", f->id_hex);
-    facts->created_ns = f->hdr.created_ns;
-    facts->map_bytes = fstat(f->map_fd, &st) == 0 ? (uint64_t) st.st_size : 0;
-    facts->segments = f->nsegs;
-    facts->pieces = f->npieces;
-    facts->damaged_bytes = f->skipped;
-    return hcomp_file_close(f, err);
-}
-
 /* add the STATS records among the records of buf[from, len) to *sum */
 static void add_records(const unsigned char *buf, size_t len, size_t from, hcomp_file_stats *sum,
                         uint64_t *records)
@@ -70,11 +52,9 @@ static void add_records(const unsigned char *buf, size_t len, size_t from, hcomp
     }
 }
 
-int hcomp_recorded_stats_path(const char *path, hcomp_file_stats *sum, uint64_t *records,
-                              hcomp_error *err)
+int hcomp_file_facts_path(const char *path, hcomp_file_facts *facts, hcomp_error *err)
 {
-    memset(sum, 0, sizeof(*sum));
-    *records = 0;
+    memset(facts, 0, sizeof(*facts));
     hcomp_file *f;
     int rc = hcomp_file_open_replay(path, &f, err);
     if (rc != HCOMP_OK)
@@ -89,10 +69,20 @@ int hcomp_recorded_stats_path(const char *path, hcomp_file_stats *sum, uint64_t 
     else if (buf && hcomp_pread_full(f->map_fd, buf, (size_t) st.st_size, 0) != st.st_size)
         rc = hcomp_fail(err, HCOMP_E_IO, "%s: reading the mapping file: %s", path,
                         strerror(errno));
-    if (rc == HCOMP_OK && buf)
-        add_records(buf, (size_t) st.st_size, HCOMP_MAP_HEADER_SIZE, sum, records);
-    if (rc == HCOMP_OK)     /* format 3: the writers' own logs, replayed by the open */
-        add_records(f->wstats.p, f->wstats.len, 0, sum, records);
+    if (rc == HCOMP_OK) {
+        facts->version = f->hdr.version;
+        snprintf(facts->id, sizeof(facts->id), "%s", f->id_hex);
+        facts->created_ns = f->hdr.created_ns;
+        facts->map_bytes = (uint64_t) st.st_size;
+        facts->segments = f->nsegs;
+        facts->pieces = f->npieces;
+        facts->damaged_bytes = f->skipped;
+        if (buf)
+            add_records(buf, (size_t) st.st_size, HCOMP_MAP_HEADER_SIZE, &facts->recorded,
+                        &facts->stats_records);
+        /* format 3: the writers' own logs, replayed by the open */
+        add_records(f->wstats.p, f->wstats.len, 0, &facts->recorded, &facts->stats_records);
+    }
     free(buf);
     int crc = hcomp_file_close(f, rc == HCOMP_OK ? err : NULL);
     return rc == HCOMP_OK ? crc : rc;

@@ -40,17 +40,15 @@ typedef struct hcomp_file_facts {
     uint64_t map_bytes;         /* the mapping file's size */
     uint64_t segments, pieces;  /* recorded in the log (live or not) */
     uint64_t damaged_bytes;     /* bytes of the log skipped as damage */
+    /* the engine statistics its writers recorded at their closes (its STATS records, in the
+     * mapping file and the writer logs), summed (the recorded counters and times of
+     * engine/stats.h), and how many records there were (one that does not read is left out) */
+    hcomp_file_stats recorded;
+    uint64_t stats_records;
 } hcomp_file_facts;
 
-/* The facts of the file at path, its log replayed (read only, nothing changed). */
+/* The facts of the file at path, its log replayed once (read only, nothing changed). */
 int hcomp_file_facts_path(const char *path, hcomp_file_facts *facts, hcomp_error *err);
-
-/* The engine statistics the file's writers recorded at their closes (its STATS records,
- * in the mapping file and the writer logs), summed into *sum (its recorded counters and
- * times; engine/stats.h), and how many records there were; a record that does not read is
- * left out. */
-int hcomp_recorded_stats_path(const char *path, hcomp_file_stats *sum, uint64_t *records,
-                              hcomp_error *err);
 
 typedef struct hcomp_fsck_result {
     /* the mapping file */

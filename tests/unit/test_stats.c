@@ -253,7 +253,8 @@ static void test_stats_prefix_only(void **state)
     assert_int_equal(tiny, 0x5A5A5A5A);
 }
 
-/* hcomp info's "recorded by its writers": the STATS records of a file, summed */
+/* hcomp info's "recorded by its writers": the STATS records of a file, summed
+ * (hcomp_file_facts_path) */
 static void test_recorded_stats(void **state)
 {
     fixture *fx = *state;
@@ -263,11 +264,12 @@ static void test_recorded_stats(void **state)
     set_opt(fx, "hcomp_reclaim", "never");
     write_sample_file(fx, path, sizeof(path));
     write_sample_file(fx, path, sizeof(path));      /* a second writer, over the same bytes */
-    hcomp_file_stats sum;
-    uint64_t records = 0;
+    hcomp_file_facts facts;
     hcomp_error err;
-    assert_int_equal(hcomp_recorded_stats_path(path, &sum, &records, &err), HCOMP_OK);
-    assert_int_equal(records, 2);
+    assert_int_equal(hcomp_file_facts_path(path, &facts, &err), HCOMP_OK);
+    assert_int_equal(facts.stats_records, 2);
+    assert_int_equal(facts.version, 3);
+    const hcomp_file_stats sum = facts.recorded;
     assert_int_equal(sum.tasks, 2);
     assert_int_equal(sum.bytes_in, 2 * 300 * 1024);
     assert_true(sum.pieces >= 2 && sum.t_write > 0.0);
