@@ -166,6 +166,23 @@ static int still_dead_now(hcomp_file *f, uint32_t idx)
     return hcomp_log_refresh(f, &e) == HCOMP_OK && !hcomp_piece_live(f, idx);
 }
 
+/* fsync every segment the drain may have written to, and its directory's new names */
+static int sync_destinations(hcomp_file *f, enum drain_what what, hcomp_error *err)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++) {
+        hcomp_tier_writer *w = &f->tw[t];
+        if (drains_from(f, t, what) || !w->ready || w->seg_fd < 0)
+            continue;
+        if (fsync(w->seg_fd) != 0)
+            return hcomp_fail_errno(err, errno, "%s: draining: sync of segment %s/%s on tier "
+                                    "\"%s\"", f->path, w->dir, w->seg_name, f->cfg.tier[t].name);
+        int rc = hcomp_segment_names_sync(f, t, err);
+        if (rc != HCOMP_OK)
+            return rc;
+    }
+    return HCOMP_OK;
+}
+
 /* Move up to max_bytes of live pieces off this opener's node-local (or volatile)
  * segments; punch their old bytes out when punch is set. */
 static int drain_pieces(hcomp_file *f, enum drain_what what, uint64_t max_bytes, int punch,
@@ -246,8 +263,17 @@ static int drain_pieces(hcomp_file *f, enum drain_what what, uint64_t max_bytes,
     free(job.tmp);
     free(job.table);
     free(live);
+    /* Durable steps (docs/FORMAT.md): the new copies and their names, then the records
+     * that point at them, and only then may the old copies go, or a crash between could
+     * leave a record pointing at bytes that never reached the disk and no old copy.  A
+     * volatile source dies with the node anyway: the sync that called this makes it all
+     * durable after. */
+    if (rc == HCOMP_OK && what == DRAIN_NODE_LOCAL && f->batch.len > 0)
+        rc = sync_destinations(f, what, err);
     if (rc == HCOMP_OK)
         rc = hcomp_log_append(f, &f->batch, err);
+    if (rc == HCOMP_OK && what == DRAIN_NODE_LOCAL && f->batch.len > 0)
+        rc = hcomp_log_durable(f, err);
     /* recorded: the old copies can go (a failure above leaves them valid and in use) */
     int last_fd = -1;
     for (size_t i = 0; i < nholes; i++) {

@@ -69,9 +69,24 @@ typedef struct hcomp_wlog {
     uint64_t writer;     /* from its header */
     uint64_t consumed;   /* bytes of it applied, header included */
     uint32_t ord;        /* the order its next records are in (its last ORDER record) */
+    uint64_t durable_to; /* records before this offset, and their pieces, were made
+                            durable by a sync (its ORDER records say; 0: none) */
+    int says_durable;    /* its ORDER records carry that offset (writers since it was
+                            defined): its unconfirmed pieces may be torn by a crash */
     unsigned char *buf;  /* its tail, while a refresh applies it */
     size_t buf_cap, buf_len;
 } hcomp_wlog;
+
+/* A writer log's PIECE record past the offset its writer's last sync confirmed, whose
+ * piece is not (yet) in its segment: another node's write not arrived yet, or one a
+ * crash tore (docs/FORMAT.md, "Durable steps").  Applied, in its order, once the piece
+ * is there or a sync confirms it; never if neither happens. */
+typedef struct hcomp_unconfirmed {
+    unsigned char *rec;  /* the record's bytes (frame included) */
+    size_t len;
+    uint32_t ord, log;
+    uint64_t at;         /* its offset in the log */
+} hcomp_unconfirmed;
 
 /* A SIZE record of a version-3 file, kept to place records that arrive late. */
 typedef struct hcomp_size_rec {
@@ -102,6 +117,7 @@ struct hcomp_file {
     char *path;
     int map_fd;
     int writable;
+    int dir_unsynced;          /* the file's directory not yet synced by this opener */
     int open_locked;           /* holds the openers' lock (shared) on the mapping file */
     mode_t perm;
     int sharers;
@@ -153,6 +169,10 @@ struct hcomp_file {
     size_t nsizes, capsizes;
     hcomp_map_record *pending_reloc;  /* RELOCATEs of pieces not yet read */
     size_t npending, cappending;
+    hcomp_unconfirmed *unconfirmed;  /* PIECE records not applied: their piece is not there */
+    size_t nunconfirmed, capunconfirmed;
+    uint64_t wlog_durable;     /* this writer's log: the offset its last sync confirmed */
+    uint64_t wlog_marked_end;  /* its size after that confirmation */
     hcomp_bytes wstats;        /* the STATS records of the writer logs (a fold keeps them) */
     char lost_log[NAME_MAX + 1];  /* the writer log of the first lost record, if one */
 
@@ -248,6 +268,9 @@ extern size_t hcomp_log_chunk;
  * recorded cannot be known, so no read can be trusted), else HCOMP_OK. */
 int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
+/* fsync where this opener's records go (its writer log, or the mapping file), and in
+ * format 3 the name of the log's directory once: what it appended survives a crash */
+int hcomp_log_durable(hcomp_file *f, hcomp_error *err);
 void hcomp_log_free(hcomp_file *f);
 /* Whether a is later than b in the file's order. */
 int hcomp_order_later(const hcomp_file *f, uint32_t a, uint32_t b);
@@ -262,6 +285,11 @@ int hcomp_wlog_scan(hcomp_file *f, int force, hcomp_error *err);
 int hcomp_wlog_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
 /* Make this opener's log durable (and seen by other clients of the file system). */
 int hcomp_wlog_sync(hcomp_file *f, hcomp_error *err);
+/* After a sync made this opener's pieces and log durable: an ORDER record saying so up
+ * to the log's end, so that readers after a crash can tell the records a crash may have
+ * torn from damage (docs/FORMAT.md, "Durable steps"). Not synced itself: it is only a
+ * hint, and the next sync makes it durable. */
+int hcomp_wlog_confirm(hcomp_file *f, hcomp_error *err);
 /* Close and forget every writer log (a fold replaced them). */
 void hcomp_wlog_forget(hcomp_file *f);
 /* Remove the writer logs in f->logdir not of generation gen (a fold's old ones); the
@@ -340,6 +368,8 @@ int hcomp_append_moved(hcomp_file *f, int t, struct iovec *iov, int iovcnt, uint
 int hcomp_sync_dir(const char *dir);
 /* Sync the directories of the segments (and segment directory) opener f created on tier t
  * since the last sync: their names survive a crash only then. */
+/* fsync the directory that holds the mapping file (its name, its segment directory's) */
+int hcomp_file_dir_sync(hcomp_file *f, hcomp_error *err);
 int hcomp_segment_names_sync(hcomp_file *f, int t, hcomp_error *err);
 /* file/file_open.c: a new mapping-file header (a random file id, the time now) */
 int hcomp_map_new_header(unsigned char out[HCOMP_MAP_HEADER_SIZE], unsigned version,

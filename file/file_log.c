@@ -3,6 +3,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -516,6 +517,12 @@ static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, si
         }
         if (rec.type != HCOMP_REC_ORDER)
             continue;
+        if (rec.u.order.durable & HCOMP_ORDER_DURABLE) {
+            uint64_t d = rec.u.order.durable & ~HCOMP_ORDER_DURABLE;
+            w->says_durable = 1;
+            if (d > w->durable_to)
+                w->durable_to = d;
+        }
         if (at > from) {
             if (hcomp_grow_array(bv, cb, *nb + 1, sizeof(**bv)) != 0)
                 return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
@@ -546,6 +553,97 @@ static int apply_record(hcomp_file *f, const hcomp_map_record *rec)
         case HCOMP_REC_RELOCATE: return apply_relocate(f, rec, f->cur_ord != 0);
         default: return 0;
     }
+}
+
+/* Whether the piece a PIECE record names is in its segment, whole as far as its header
+ * and the segment's length tell (a crash leaves a torn append short or zero); 1 when
+ * that cannot be looked at from here: the read will say why. */
+static int stored_there(hcomp_file *f, uint64_t seg_id, uint64_t seg_off, uint32_t raw_len,
+                        uint32_t stored_len, uint8_t codec)
+{
+    int s = find_segment(f, seg_id);
+    if (s < 0)
+        return 1;
+    const hcomp_segment *sg = &f->segs[s];
+    if (sg->path == NULL || (sg->node_local && strcmp(sg->node, hcomp_node_name()) != 0))
+        return 1;
+    int fd = sg->fd >= 0 ? sg->fd : open(sg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno != ENOENT;
+    unsigned char hb[HCOMP_PIECE_HEADER_SIZE];
+    hcomp_piece_header h;
+    struct stat st;
+    int there = hcomp_pread_full(fd, hb, sizeof(hb), seg_off) == (long long) sizeof(hb) &&
+                hcomp_piece_header_decode(hb, &h) == 0 && h.raw_len == raw_len &&
+                h.stored_len == stored_len && h.codec == codec && fstat(fd, &st) == 0 &&
+                (uint64_t) st.st_size >= seg_off + HCOMP_PIECE_HEADER_SIZE + (uint64_t) stored_len;
+    if (fd != sg->fd)
+        close(fd);
+    return there;
+}
+
+/* The piece is where its record says, or where a RELOCATE read so far moved it (a sync
+ * copies pieces off a RAM tier that a crash empties: the copy is what survives). */
+static int piece_there(hcomp_file *f, const hcomp_map_record *r)
+{
+    if (stored_there(f, r->u.piece.seg_id, r->u.piece.seg_off, r->u.piece.raw_len,
+                     r->u.piece.stored_len, r->u.piece.codec))
+        return 1;
+    for (size_t k = 0; k < f->npending; k++) {
+        const hcomp_map_record *m = &f->pending_reloc[k];
+        if (m->u.reloc.old_seg == r->u.piece.seg_id && m->u.reloc.old_off == r->u.piece.seg_off &&
+            stored_there(f, m->u.reloc.new_seg, m->u.reloc.new_off, r->u.piece.raw_len,
+                         m->u.reloc.stored_len, m->u.reloc.codec))
+            return 1;
+    }
+    return 0;
+}
+
+/* A writer log's PIECE record that no sync of its writer confirmed, and whose piece is
+ * not there: set aside (docs/FORMAT.md, "Durable steps") rather than applied, so that a
+ * crash that kept the record and lost the piece leaves the bytes under it readable. */
+static int set_aside(hcomp_file *f, uint32_t log, const hcomp_map_record *rec,
+                     const unsigned char *bytes, size_t len, uint64_t at)
+{
+    const hcomp_wlog *w = &f->wlogs[log];
+    if ((int) log == f->own_wlog || !w->says_durable || at < w->durable_to || piece_there(f, rec))
+        return 0;
+    if (hcomp_grow_array(&f->unconfirmed, &f->capunconfirmed, f->nunconfirmed + 1,
+                         sizeof(*f->unconfirmed)) != 0)
+        return -1;
+    unsigned char *copy = malloc(len);
+    if (copy == NULL)
+        return -1;
+    memcpy(copy, bytes, len);
+    f->unconfirmed[f->nunconfirmed++] = (hcomp_unconfirmed) {copy, len, f->cur_ord, log, at};
+    return 1;
+}
+
+/* Records set aside whose piece came, or which a sync of their writer confirmed since
+ * (a confirmed piece that is still not there is damage, and its reads will say so):
+ * applied now, in their order (a late record fills only what no newer one maps). */
+static int apply_set_aside(hcomp_file *f)
+{
+    size_t keep = 0;
+    int rc = 0;
+    for (size_t k = 0; k < f->nunconfirmed; k++) {
+        hcomp_unconfirmed *u = &f->unconfirmed[k];
+        hcomp_map_record rec;
+        size_t pos = 0;
+        uint64_t skipped = 0;
+        int r = hcomp_map_next(u->rec, u->len, &pos, &rec, &skipped);
+        const hcomp_wlog *w = &f->wlogs[u->log];
+        if (rc == 0 && r == HCOMP_MAP_RECORD && (u->at < w->durable_to || piece_there(f, &rec))) {
+            f->cur_ord = u->ord;
+            rc = apply_piece(f, &rec);
+            f->cur_ord = 0;
+            free(u->rec);
+            continue;
+        }
+        f->unconfirmed[keep++] = *u;
+    }
+    f->nunconfirmed = keep;
+    return rc;
 }
 
 /* RELOCATEs that found no piece, tried again once the refresh applied everything */
@@ -591,6 +689,12 @@ static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
                     break;
                 if (r != HCOMP_MAP_RECORD || rec.type == HCOMP_REC_ORDER)
                     continue;
+                if (rec.type == HCOMP_REC_PIECE &&
+                    (arc = set_aside(f, bv[b].log, &rec, w->buf + at, pos - at,
+                                     w->consumed + at)) != 0) {
+                    arc = arc < 0 ? arc : 0;
+                    continue;
+                }
                 arc = apply_record(f, &rec);
                 if (arc == 0 && rec.type == HCOMP_REC_STATS &&
                     hcomp_bytes_reserve(&f->wstats, pos - at) == 0) {
@@ -604,12 +708,27 @@ static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
         f->cur_ord = 0;
         if (arc == 0)
             arc = flush_replayed(f);
+        if (arc == 0 && f->nunconfirmed > 0 && (arc = apply_set_aside(f)) == 0)
+            arc = flush_replayed(f);
         if (arc == 0)
             arc = retry_pending(f);
         if (arc != 0)
             rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the writer logs",
                             f->path);
         else
+            f->generation++;
+    } else if (rc == HCOMP_OK && f->nunconfirmed > 0) {
+        /* nothing new in the logs, but a piece set aside may have arrived since */
+        size_t before = f->nunconfirmed;
+        int arc = apply_set_aside(f);
+        if (arc == 0)
+            arc = flush_replayed(f);
+        if (arc == 0)
+            arc = retry_pending(f);
+        if (arc != 0)
+            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the writer logs",
+                            f->path);
+        else if (f->nunconfirmed != before)
             f->generation++;
     }
     free(bv);
@@ -734,6 +853,22 @@ int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err
     return HCOMP_OK;
 }
 
+int hcomp_log_durable(hcomp_file *f, hcomp_error *err)
+{
+    if (f->hdr.version >= HCOMP_MAP_VERSION_WLOGS) {
+        int rc = hcomp_wlog_sync(f, err);
+        if (rc == HCOMP_OK && f->dir_unsynced) {    /* the log directory's own name */
+            rc = hcomp_file_dir_sync(f, err);
+            if (rc == HCOMP_OK)
+                f->dir_unsynced = 0;
+        }
+        return rc;
+    }
+    if (fsync(f->map_fd) != 0)
+        return hcomp_fail_errno(err, errno, "%s: sync of the mapping file", f->path);
+    return HCOMP_OK;
+}
+
 void hcomp_log_free(hcomp_file *f)
 {
     for (size_t i = 0; i < f->nsegs; i++) {
@@ -778,6 +913,11 @@ void hcomp_log_free(hcomp_file *f)
     free(f->pending_reloc);
     f->pending_reloc = NULL;
     f->npending = f->cappending = 0;
+    for (size_t k = 0; k < f->nunconfirmed; k++)
+        free(f->unconfirmed[k].rec);
+    free(f->unconfirmed);
+    f->unconfirmed = NULL;
+    f->nunconfirmed = f->capunconfirmed = 0;
     hcomp_bytes_free(&f->wstats);
     f->lost_log[0] = '\0';
 }

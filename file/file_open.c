@@ -273,6 +273,10 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
     f->perm = perm & 0777;
     f->sharers = sharers > 0 ? sharers : 1;
     f->writable = !(flags & HCOMP_O_RDONLY);
+    /* the mapping file's name and its segment and log directory's name live in the file's
+     * directory: a writer's first sync makes them durable (docs/FORMAT.md, "Durable
+     * steps"), whoever created them, since the creator may never sync */
+    f->dir_unsynced = f->writable;
     hcomp_extent_map_init(&f->map);
     if (opts)
         f->opts = *opts;
@@ -509,6 +513,22 @@ int hcomp_sync_dir(const char *dir)
     return rc;
 }
 
+int hcomp_file_dir_sync(hcomp_file *f, hcomp_error *err)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", f->path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == dir)
+        slash[1] = 0;
+    else
+        *slash = 0;
+    if (hcomp_sync_dir(dir) != 0)
+        return hcomp_fail_errno(err, errno, "%s: sync of its directory %s", f->path, dir);
+    return HCOMP_OK;
+}
+
 int hcomp_segment_names_sync(hcomp_file *f, int t, hcomp_error *err)
 {
     hcomp_tier_writer *w = &f->tw[t];
@@ -562,7 +582,9 @@ int hcomp_file_sync_locked(hcomp_file *f, hcomp_error *err)
     }
     if (fsync(f->map_fd) != 0)
         return hcomp_fail_errno(err, errno, "%s: sync of the mapping file", f->path);
-    int rc = hcomp_wlog_sync(f, err);
+    int rc = hcomp_log_durable(f, err);
+    if (rc == HCOMP_OK && f->hdr.version >= HCOMP_MAP_VERSION_WLOGS)
+        rc = hcomp_wlog_confirm(f, err);
     /* sync-barrier-sync: what any process synced before this one's sync is read now, so
      * what this one writes after it is ordered later */
     return rc == HCOMP_OK ? hcomp_order_advance(f, err) : rc;

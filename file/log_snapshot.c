@@ -168,11 +168,53 @@ static int reopen_log(hcomp_file *f, hcomp_error *err)
     return hcomp_log_refresh(f, err);
 }
 
+/* Durable steps (docs/FORMAT.md): a snapshot names its pieces as durable, unlike a
+ * writer log's records past their writer's last sync, so every segment holding a live
+ * piece (and its name, and its directory's) is synced before the snapshot is written;
+ * pieces on a volatile tier die with the node whatever is done here. */
+static int sync_live_segments(hcomp_file *f, const hcomp_seg_use *use, hcomp_error *err)
+{
+    char last_dir[PATH_MAX] = "";
+    for (size_t s = 0; s < f->nsegs; s++) {
+        const hcomp_segment *sg = &f->segs[s];
+        if (use[s].live_pieces == 0 || sg->path == NULL || !use[s].reachable)
+            continue;
+        int vol = 0;
+        for (int t = 0; t < f->cfg.ntiers; t++)
+            if (strcmp(f->cfg.tier[t].name, sg->tier) == 0)
+                vol = f->tw[t].ready ? f->tw[t].volatile_tier
+                                     : hcomp_tier_volatile(&f->cfg.tier[t], f->path);
+        if (vol)
+            continue;
+        int fd = open(sg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;           /* gone: the snapshot's reads will say so, as the log's would */
+        int rc = fsync(fd);
+        int e = errno;
+        close(fd);
+        if (rc != 0 && e != EINVAL)
+            return hcomp_fail_errno(err, e, "%s: sync of segment %s", f->path, sg->path);
+        char dir[PATH_MAX];
+        const char *file;
+        hcomp_split_path(sg->path, dir, sizeof(dir), &file);
+        if (strcmp(dir, last_dir) == 0)
+            continue;
+        snprintf(last_dir, sizeof(last_dir), "%s", dir);
+        char parent[PATH_MAX];
+        hcomp_split_path(dir, parent, sizeof(parent), &file);
+        if (hcomp_sync_dir(dir) != 0 || hcomp_sync_dir(parent) != 0)
+            return hcomp_fail_errno(err, errno, "%s: sync of segment directory %s", f->path, dir);
+    }
+    return HCOMP_OK;
+}
+
 int hcomp_log_rewrite(hcomp_file *f, const hcomp_seg_use *use, const unsigned char *live,
                        const struct stat *st, hcomp_reclaim_result *res, hcomp_error *err)
 {
     hcomp_bytes recs = {0};
-    int rc = snapshot_records(f, use, live, &recs, err);
+    int rc = sync_live_segments(f, use, err);
+    if (rc == HCOMP_OK)
+        rc = snapshot_records(f, use, live, &recs, err);
     if (rc == HCOMP_OK)
         rc = trailing_stats(f, &recs, err);
     /* version 3: the snapshot folds the writer logs in; a new generation of the header

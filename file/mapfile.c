@@ -202,14 +202,14 @@ int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode)
     return 0;
 }
 
-/* ORDER: stamp u64, 8 reserved zero bytes */
-int hcomp_map_encode_order(hcomp_bytes *b, uint64_t stamp)
+/* ORDER: stamp u64, durable u64 (zero from writers before it was defined) */
+int hcomp_map_encode_order(hcomp_bytes *b, uint64_t stamp, uint64_t durable)
 {
     unsigned char *p = frame_begin(b, HCOMP_REC_ORDER, 16);
     if (p == NULL)
         return -1;
     hcomp_put_u64(p, stamp);
-    hcomp_put_u64(p + 8, 0);
+    hcomp_put_u64(p + 8, durable);
     frame_end(b, 16);
     return 0;
 }
@@ -332,6 +332,7 @@ static int decode_payload(int type, const unsigned char *p, uint32_t n, hcomp_ma
             if (n != 16)
                 return -1;
             rec->u.order.stamp = hcomp_get_u64(p);
+            rec->u.order.durable = hcomp_get_u64(p + 8);
             return 0;
         case HCOMP_REC_STATS:
             rec->u.stats.json = (const char *) p;

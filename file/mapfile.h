@@ -82,6 +82,7 @@ typedef struct hcomp_map_record {
         } stats;
         struct {
             uint64_t stamp;
+            uint64_t durable;   /* HCOMP_ORDER_DURABLE | offset, or 0 (earlier writers) */
         } order;
         struct {
             uint64_t old_seg, old_off, new_seg, new_off;
@@ -132,7 +133,10 @@ int hcomp_map_encode_piece(hcomp_bytes *b, uint64_t seg_id, uint64_t seg_off,
                            const hcomp_map_extent *ext, uint32_t nextents);
 int hcomp_map_encode_size(hcomp_bytes *b, uint64_t size, int mode);
 int hcomp_map_encode_stats(hcomp_bytes *b, const char *json);
-int hcomp_map_encode_order(hcomp_bytes *b, uint64_t stamp);
+/* ORDER's second field: the flag, and the offset in its writer log before which every
+ * record and the piece it names were made durable (docs/FORMAT.md, "Durable steps") */
+#define HCOMP_ORDER_DURABLE (UINT64_C(1) << 63)
+int hcomp_map_encode_order(hcomp_bytes *b, uint64_t stamp, uint64_t durable);
 int hcomp_map_encode_relocate(hcomp_bytes *b, uint64_t old_seg, uint64_t old_off,
                               uint64_t new_seg, uint64_t new_off, uint32_t stored_len,
                               uint32_t crc, uint8_t codec, uint8_t filter, int level,

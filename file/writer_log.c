@@ -215,6 +215,7 @@ static int create_own(hcomp_file *f, hcomp_error *err)
     w->writer = f->writer_id;
     w->consumed = HCOMP_WLOG_HEADER_SIZE;
     f->own_wlog = (int) f->nwlogs++;
+    f->wlog_durable = f->wlog_marked_end = HCOMP_WLOG_HEADER_SIZE;
     return HCOMP_OK;
 }
 
@@ -225,24 +226,55 @@ static uint64_t now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-int hcomp_wlog_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err)
+/* One order per append, a Lamport clock read off the real-time one: later than this
+ * writer's last and than every record it has read, so that what it saw before it wrote
+ * (after a sync, an open, ROMIO's lock in atomic mode) is older; writers that saw
+ * nothing of each other are ordered by the clock. */
+static uint64_t next_stamp(hcomp_file *f)
 {
-    int rc;
-    if (f->own_wlog < 0 && (rc = create_own(f, err)) != HCOMP_OK)
-        return rc;
-    /* one order per append, a Lamport clock read off the real-time one: later than this
-     * writer's last and than every record it has read, so that what it saw before it
-     * wrote (after a sync, an open, ROMIO's lock in atomic mode) is older; writers that
-     * saw nothing of each other are ordered by the clock */
     uint64_t stamp = now_ns();
     if (stamp <= f->last_stamp)
         stamp = f->last_stamp + 1;
     if (stamp <= f->stamp_seen)
         stamp = f->stamp_seen + 1;
     f->last_stamp = stamp;
+    return stamp;
+}
+
+int hcomp_wlog_confirm(hcomp_file *f, hcomp_error *err)
+{
+    if (f->own_wlog < 0)
+        return HCOMP_OK;
+    hcomp_wlog *w = &f->wlogs[f->own_wlog];
+    struct stat st;
+    if (fstat(w->fd, &st) != 0)
+        return hcomp_fail_errno(err, errno, "%s: stat of writer log %s/%s", f->path, f->logdir,
+                                w->name);
+    if ((uint64_t) st.st_size == f->wlog_marked_end)
+        return HCOMP_OK;        /* nothing appended since the last one */
     unsigned char order[HCOMP_MAP_FRAME_SIZE + 16];
     hcomp_bytes ob = {order, 0, sizeof(order)};
-    (void) hcomp_map_encode_order(&ob, stamp);   /* fits: never grows */
+    (void) hcomp_map_encode_order(&ob, next_stamp(f), HCOMP_ORDER_DURABLE | (uint64_t) st.st_size);
+    ssize_t n;
+    do
+        n = write(w->fd, order, ob.len);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t) ob.len)  /* the sync itself succeeded: only the hint is missing */
+        return HCOMP_OK;
+    f->wlog_durable = (uint64_t) st.st_size;
+    f->wlog_marked_end = (uint64_t) st.st_size + ob.len;
+    return HCOMP_OK;
+}
+
+int hcomp_wlog_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err)
+{
+    int rc;
+    if (f->own_wlog < 0 && (rc = create_own(f, err)) != HCOMP_OK)
+        return rc;
+    unsigned char order[HCOMP_MAP_FRAME_SIZE + 16];
+    hcomp_bytes ob = {order, 0, sizeof(order)};
+    /* fits: never grows */
+    (void) hcomp_map_encode_order(&ob, next_stamp(f), HCOMP_ORDER_DURABLE | f->wlog_durable);
     struct iovec iov[2] = {{order, ob.len}, {records->p, records->len}};
     size_t want = ob.len + records->len;
     ssize_t n;

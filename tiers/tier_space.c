@@ -138,9 +138,11 @@ int hcomp_tier_writer_segment(hcomp_tier_writer *w, const hcomp_tier *tier, cons
     /* writers on several nodes make it at once: on a distributed file system the loser
      * may get another error than EEXIST (GlusterFS), so a directory there now will do */
     struct stat made;
-    if (mkdir(w->dir, dmode) == 0)
-        w->names_unsynced = 2;
-    else if (errno != EEXIST && !(lstat(w->dir, &made) == 0 && S_ISDIR(made.st_mode)))
+    /* the directory's own name is synced too, also when another process made it: that
+     * process may not have synced it yet */
+    w->names_unsynced = 2;
+    if (mkdir(w->dir, dmode) != 0 && errno != EEXIST &&
+        !(lstat(w->dir, &made) == 0 && S_ISDIR(made.st_mode)))
         return hcomp_fail_errno(err, errno, "%s: creating segment directory %s on tier \"%s\"",
                                 file_path, w->dir, tier->name);
     struct stat st;

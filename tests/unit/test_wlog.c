@@ -347,6 +347,76 @@ static void test_v2_refused_across_nodes_then_upgraded(void **state)
     free(a);
 }
 
+/* Where the last piece a writer stored is: its segment's path and the piece's extent. */
+static void last_piece(hcomp_file *f, char *seg, off_t *start, off_t *end)
+{
+    (void) size_of(f);                  /* its own records applied */
+    const hcomp_piece *p = &f->pieces[f->npieces - 1];
+    snprintf(seg, PATH_MAX, "%s", f->segs[p->seg].path);
+    *start = (off_t) p->seg_off;
+    *end = (off_t) (p->seg_off + HCOMP_PIECE_HEADER_SIZE + p->stored_len);
+}
+
+/* A crash kept a record and lost its piece (docs/FORMAT.md, "Durable steps"): a write no
+ * sync confirmed is set aside, and the synced bytes under it read; once the piece is
+ * there it applies, in its order; a piece its writer's sync confirmed that is gone is
+ * damage, and the read says so. */
+static void test_unsynced_piece_torn_by_a_crash(void **state)
+{
+    fixture *fx = *state;
+    set_opt(fx, "hcomp_reclaim", "never");      /* the logs stay: nothing folds them */
+    char path[PATH_MAX], seg[PATH_MAX];
+    file_path(fx, "torn", path, sizeof(path));
+    unsigned char *a = random_data(16 * KIB, 21), *b = text_data(16 * KIB, 22);
+    unsigned char *c = random_data(8 * KIB, 23);
+    hcomp_file *f = open_file(fx, path, HCOMP_O_RDWR | HCOMP_O_CREAT);
+    pwrite_ok(f, a, 16 * KIB, 0);
+    CHECK(hcomp_file_sync(f, &e_));
+    pwrite_ok(f, b, 16 * KIB, 0);       /* not synced: its piece is lost below */
+    off_t start, end;
+    last_piece(f, seg, &start, &end);
+    close_ok(f);
+    unsigned char *tail = malloc((size_t) (end - start));
+    int fd = open(seg, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, tail, (size_t) (end - start), start), end - start);
+    assert_int_equal(ftruncate(fd, start), 0);
+    hcomp_file *r = open_file(fx, path, HCOMP_O_RDONLY);
+    assert_true(size_of(r) == 16 * KIB);
+    expect_bytes(r, a, 16 * KIB, 0);    /* the synced write, not a damaged read */
+    assert_int_equal(r->nunconfirmed, 1);
+    /* the piece arrives (another node's write-behind): the next refresh applies it */
+    assert_int_equal(pwrite(fd, tail, (size_t) (end - start), start), end - start);
+    assert_true(size_of(r) == 16 * KIB);
+    assert_int_equal(r->nunconfirmed, 0);
+    expect_bytes(r, b, 16 * KIB, 0);
+    close_ok(r);
+    /* a synced write whose piece is gone is damage: never the bytes under it */
+    f = open_file(fx, path, HCOMP_O_RDWR);
+    pwrite_ok(f, c, 8 * KIB, 4 * KIB);
+    last_piece(f, seg, &start, &end);
+    CHECK(hcomp_file_sync(f, &e_));
+    close_ok(f);
+    int fd2 = open(seg, O_RDWR);
+    assert_true(fd2 >= 0);
+    assert_int_equal(ftruncate(fd2, start), 0);
+    close(fd2);
+    r = open_file(fx, path, HCOMP_O_RDONLY);
+    assert_int_equal(r->nunconfirmed, 0);
+    unsigned char buf[64];
+    uint64_t got;
+    hcomp_error err;
+    assert_int_not_equal(hcomp_file_pread(r, buf, sizeof(buf), 4 * KIB, &got, &err), HCOMP_OK);
+    assert_non_null(strstr(err.msg, seg));
+    expect_bytes(r, b, 4 * KIB, 0);     /* what it did not overwrite still reads */
+    close_ok(r);
+    close(fd);
+    free(tail);
+    free(a);
+    free(b);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +428,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_state_with_logs_not_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v2_refused_across_nodes_then_upgraded, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_unsynced_piece_torn_by_a_crash, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
