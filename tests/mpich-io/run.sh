@@ -41,7 +41,8 @@
 #   MPICH_IO_TEST_ONLY     extended regex: run only programs whose name matches
 #   MPICH_IO_TEST_TIMEOUT  seconds per mpiexec run (default 300)
 #   MPICH_IO_TEST_NO_UFS=1 skip the ufs control runs
-#   MPICH_IO_TEST_KEEP=1   keep the work directory (its path is printed)
+#   HCOMP_TEST_KEEP=1      keep the work directory (its path is printed; or
+#                          MPICH_IO_TEST_KEEP=1)
 #   HCOMP_TEST_RUN_ENV     VAR=value words set for every mpiexec run
 set -uo pipefail
 
@@ -82,33 +83,9 @@ declare -A UNLINKS=(
     [simple_collective]="rank 0 calls unlink(file) after each of its two test_write rounds"
 )
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-mpich-io.XXXXXX") || exit 2
-RAM=""
-cleanup() {
-    if [ "${MPICH_IO_TEST_KEEP:-0}" = 1 ]; then
-        echo "kept: $WORK ${RAM}"
-    else
-        rm -rf "$WORK"
-        [ -n "$RAM" ] && rm -rf "$RAM"
-    fi
-    return 0
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ -d /dev/shm ] && RAM=$(mktemp -d /dev/shm/hcomp-mpich-io.XXXXXX 2>/dev/null); then
-    chmod 700 "$RAM"
-    RAMTIER="{\"name\":\"ram\",\"path\":\"$RAM\",\"capacity\":\"64MiB\",\"bandwidth\":\"10GB/s\",\"latency\":\"1us\",\"scope\":\"node-local\",\"private\":true},"
-else
-    RAM=""
-    RAMTIER=""
-fi
-cat > "$WORK/tiers.json" <<EOF
-{"version":1,"tiers":[
-  $RAMTIER
-  {"name":"filedir","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
-]}
-EOF
+. "$(dirname "$0")/../suite-lib.sh"
+suite_workspace mpich-io "$(suite_keep MPICH_IO_TEST_KEEP)"
+suite_tiers 64MiB speeds
 mkdir -p "$WORK/obj" "$WORK/bin" "$WORK/logs" "$WORK/run"
 
 echo "MPICH I/O tests from: $IODIR"

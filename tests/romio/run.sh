@@ -42,7 +42,8 @@
 #   ROMIO_TEST_ONLY      extended regex: run only programs whose name matches
 #   ROMIO_TEST_TIMEOUT   seconds per mpiexec run (default 300)
 #   ROMIO_TEST_NO_UFS=1  skip the ufs control runs
-#   ROMIO_TEST_KEEP=1    keep the work directory (its path is printed)
+#   HCOMP_TEST_KEEP=1    keep the work directory (its path is printed; or
+#                        ROMIO_TEST_KEEP=1)
 #   ROMIO_TEST_HEAVY=1   also run large_array (4 GiB, ~1 GiB of RAM per rank)
 #   HCOMP_TEST_RUN_ENV   VAR=value words set for every mpiexec run (e.g. a sanitizer
 #                        build of libhcomp on LD_LIBRARY_PATH, with LD_PRELOAD)
@@ -131,35 +132,13 @@ declare -A EXCLUDED=(
 )
 
 # ---- work space ------------------------------------------------------------
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-romio.XXXXXX")
-RAM=""
-cleanup() {
-    if [ "${ROMIO_TEST_KEEP:-0}" = 1 ]; then
-        echo "kept: $WORK ${RAM}"
-    else
-        rm -rf "$WORK"
-        [ -n "$RAM" ] && rm -rf "$RAM"
-    fi
-    return 0
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+. "$(dirname "$0")/../suite-lib.sh"
+suite_workspace romio "$(suite_keep ROMIO_TEST_KEEP)"
 if [ -z "${HCOMP_CONFIG:-}" ]; then
-    if [ -d /dev/shm ] && RAM=$(mktemp -d /dev/shm/hcomp-romio.XXXXXX 2>/dev/null); then
-        chmod 700 "$RAM"
-        RAMTIER="{\"name\":\"ram\",\"path\":\"$RAM\",\"capacity\":\"64MiB\",\"bandwidth\":\"10GB/s\",\"latency\":\"1us\",\"scope\":\"node-local\",\"private\":true},"
-    else
-        RAM=""
-        RAMTIER=""
-    fi
-    cat > "$WORK/tiers.json" <<EOF
-{"version":1,"tiers":[
-  $RAMTIER
-  {"name":"filedir","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
-]}
-EOF
+    suite_tiers 64MiB speeds
     export HCOMP_CONFIG=$WORK/tiers.json
+else
+    RAM=""      # the caller's tiers: no RAM tier of this run's own to check
 fi
 mkdir -p "$WORK/src" "$WORK/bin" "$WORK/logs" "$WORK/hcomp" "$WORK/ufs"
 
