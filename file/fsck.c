@@ -499,6 +499,12 @@ static int check_file(const char *path, int repair, const hcomp_tool_io *io,
     if (rc != HCOMP_OK)
         return rc;
     rc = check_pieces(f, io, res, err);
+    res->unconfirmed = f->nunconfirmed;
+    if (rc == HCOMP_OK && f->nunconfirmed > 0)
+        hcomp_fsck_say(io, "note: %zu writes that no sync of their writer confirmed name pieces "
+                       "that are not there (a crash before the sync lost them, or their writer is "
+                       "still writing them): set aside, the bytes under them read "
+                       "(docs/FORMAT.md, \"Durable steps\")", f->nunconfirmed);
     if (rc == HCOMP_OK) {
         find_orphans(f, repair, io, res);
         find_temporaries(path, repair, io, res);

@@ -66,6 +66,8 @@ typedef struct hcomp_fsck_result {
     uint64_t unreadable_bytes;  /* logical bytes that cannot be read back */
     uint64_t orphan_files, orphan_bytes;    /* segment files no record names */
     uint64_t temporaries;       /* unfinished new mapping files beside it (a killed compaction) */
+    uint64_t unconfirmed;       /* writes no sync confirmed whose pieces never came (a crash
+                                   before their sync): set aside, not damage */
     /* a rebuild from the pieces' headers (header damaged or mapping file lost) */
     uint64_t found_pieces;      /* pieces found and verified in segment files */
     uint64_t lost_segment_bytes;/* bytes of segment files that hold no valid piece */

@@ -303,6 +303,9 @@ def main():
     ap.add_argument('--reader', help='command reading FILE through MPI-IO into its last argument')
     ap.add_argument('--reader-every', type=int, default=8,
                     help='run the MPI-IO reader on one state in this many')
+    ap.add_argument('--repair-every', type=int, default=4,
+                    help='on one readable state in this many, run hcomp fsck --repair and '
+                         'check the file again')
     ap.add_argument('--max-states', type=int, default=400)
     ap.add_argument('--random', type=int, default=2, help='random states per crash point')
     ap.add_argument('--seed', type=int, default=46)
@@ -358,7 +361,7 @@ def main():
 
     seen = set()
     stats = {'points': len(points), 'states': 0, 'repaired': 0, 'unreadable_unsynced': 0,
-             'mpi_reads': 0}
+             'mpi_reads': 0, 'repair_checks': 0}
     violations = []
     for k in points:
         synced, later = None, []
@@ -414,9 +417,11 @@ def main():
             elif args.verbose:
                 print('ok after #%d (%s) "%s"' % (k, ops[k], label))
     print('%s: %d calls recorded, %d crash points, %d states checked (%d needed fsck --repair, '
-          '%d unreadable before any sync, %d also read through MPI-IO), %d violations' % (
+          '%d unreadable before any sync; %d also read through MPI-IO, %d read again after '
+          'fsck --repair), %d violations' % (
               args.name, len(ops), stats['points'], stats['states'], stats['repaired'],
-              stats['unreadable_unsynced'], stats['mpi_reads'], len(violations)))
+              stats['unreadable_unsynced'], stats['mpi_reads'], stats['repair_checks'],
+              len(violations)))
     return 1 if violations else 0
 
 
@@ -462,6 +467,17 @@ def check_state(args, k, synced, later, oracle, out, stats):
             got2 = f.read()
         if got2 != got:
             return 'MPI-IO read %d bytes that differ from export\'s %d' % (len(got2), len(got))
+    if s is not None and stats['states'] % args.repair_every == 1:
+        # a repair of a state that reads must not lose what the state had synced
+        stats['repair_checks'] += 1
+        rc, fmsg = run([args.hcomp, 'fsck', '--repair', args.file])
+        got3, msg3 = export(args, out)
+        if got3 is None:
+            return 'readable, then unreadable after fsck --repair (exit %d: %s): %s' % (
+                rc, fmsg.strip()[-300:], msg3[-300:])
+        why = check_bytes(got3, s, lat)
+        if why:
+            return 'after fsck --repair (exit %d): %s' % (rc, why)
     return None
 
 
