@@ -75,9 +75,9 @@ HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine
 FIXED_NPS="t_soak:${HCOMP_TEST_SOAK_NP:-8} t_coalesce:1,2,4,8"
 export HCOMP_SOAK_SECONDS=${HCOMP_SOAK_SECONDS:-30}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hcomp-mpitest.XXXXXX") || exit 2
-RAM=$(mktemp -d /dev/shm/hcomp-mpitest.XXXXXX 2>/dev/null) || { RAM=$WORK/ram; mkdir -p "$RAM"; }
-chmod 700 "$RAM"
+. "$(dirname "$0")/../suite-lib.sh"
+SUITE_CLEANUP=unmount_work     # before the work directory is removed
+suite_workspace mpitest
 # mounts_under DIR: mount points at or below DIR, deepest first
 mounts_under() {
     awk -v d="$1" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/mounts 2>/dev/null | sort -r
@@ -92,24 +92,11 @@ unmount_under() {
         echo "$m" | while read -r p; do umount -l "$p" 2>/dev/null; done
     done
 }
-cleanup() {
-    unmount_under "$WORK" > /dev/null
-    if [ "${HCOMP_TEST_KEEP:-0}" = 1 ]; then
-        echo "kept: $WORK $RAM"
-    else
-        rm -rf "$WORK" "$RAM"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+unmount_work() { unmount_under "$WORK" > /dev/null; }
 
+# 48 MiB of RAM (not private), then the file's directory, named "pfs"
+suite_tiers 48MiB speeds shared=pfs public
 CONFIG=$WORK/tiers.json
-cat > "$CONFIG" <<EOF
-{"version":1,"tiers":[
-  {"name":"ram","path":"$RAM","capacity":"48MiB","bandwidth":"10GB/s","latency":"1us","scope":"node-local"},
-  {"name":"pfs","path":"@filedir","capacity":"unlimited","bandwidth":"1GB/s","latency":"100us","scope":"shared"}
-]}
-EOF
 
 PASSED=0
 FAILED=0

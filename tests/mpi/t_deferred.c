@@ -7,13 +7,6 @@
 
 #define LEN (100 * KiB + 3)
 
-static void sync_all(MPI_File fh)
-{
-    TCHK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    TCHK(MPI_File_sync(fh));
-}
-
 int main(int argc, char **argv)
 {
     tctx t;

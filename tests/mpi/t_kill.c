@@ -71,13 +71,6 @@ static void fill_a(uint8_t *a, int np_writers)
     memcpy(a + 8, &n, 8);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- phase 1 -------------------------------------------------------------------------- */
 
 static int write_phase(tctx *t, MPI_Info info)
@@ -118,7 +111,7 @@ static int write_phase(tctx *t, MPI_Info info)
     fflush(stdout);
 
     uint8_t *s = t_malloc(SLOTMAX);
-    double t0 = now();
+    double t0 = t_now();
     for (uint64_t i = 0;; i++) {
         int k = (int)(i % NSLOTS);
         uint64_t len = slot_len(k);
@@ -128,7 +121,7 @@ static int write_phase(tctx *t, MPI_Info info)
         }
         TCHK(MPI_File_write_at(fh, (MPI_Offset)slot_off(r, k), s, (int)len, MPI_BYTE, &st));
         usleep(300); /* about half the time in writes, and not gigabytes of pieces */
-        if (now() - t0 > 120)
+        if (t_now() - t0 > 120)
             TFAIL("still writing after 120 s: nobody killed rank %d", r);
     }
 }

@@ -28,13 +28,6 @@ static void apply(const wr *w)
         ref_size = w->off + w->len;
 }
 
-static void sync_all(MPI_File fh)
-{
-    TCHK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    TCHK(MPI_File_sync(fh));
-}
-
 static void verify(MPI_File fh, const char *what)
 {
     static uint8_t buf[MAXSZ];

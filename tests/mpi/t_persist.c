@@ -14,13 +14,6 @@ static const int G[3] = {40, 33, 50};
 #define NVARS 3
 #define NPART 100003L
 
-static void split(int n, int p, int c, int *start, int *len)
-{
-    int base = n / p, rem = n % p;
-    *len = base + (c < rem);
-    *start = c * base + (c < rem ? c : rem);
-}
-
 int main(int argc, char **argv)
 {
     tctx t;
@@ -43,13 +36,13 @@ int main(int argc, char **argv)
     c[1] = (r / dims[2]) % dims[1];
     c[2] = r % dims[2];
     for (int d = 0; d < 3; d++)
-        split(G[d], dims[d], c[d], &st3[d], &ls3[d]);
+        t_split(G[d], dims[d], c[d], &st3[d], &ls3[d]);
     size_t nloc = (size_t)ls3[0] * ls3[1] * ls3[2];
     MPI_Datatype ftype;
     MPI_Type_create_subarray(3, G, ls3, st3, MPI_ORDER_C, MPI_DOUBLE, &ftype);
     MPI_Type_commit(&ftype);
     int pst, pn;
-    split((int)NPART, P, r, &pst, &pn);
+    t_split((int)NPART, P, r, &pst, &pn);
 
     double *f = t_malloc(nloc * 8), *fr = t_malloc(nloc * 8);
     int64_t *ids = t_malloc((size_t)pn * 8), *idr = t_malloc((size_t)pn * 8);

@@ -9,13 +9,6 @@
 
 #define SEED 9
 
-static void sync_all(MPI_File fh)
-{
-    TCHK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    TCHK(MPI_File_sync(fh));
-}
-
 static void expect_size(MPI_File fh, MPI_Offset want, const char *when)
 {
     MPI_Offset got = t_get_size(fh);

@@ -268,13 +268,6 @@ static void phase(const tctx *t, MPI_File fh, int kind, uint64_t seed, uint8_t *
     MPI_Barrier(MPI_COMM_WORLD); /* nobody writes the next phase while others still read */
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
     tctx t;
@@ -292,7 +285,7 @@ int main(int argc, char **argv)
     static const char *const pieces[] = {"65536", "1048576", "262144", "4096"};
     static const char *const codecs[] = {"auto", "lz4", "zstd", "auto", "none"};
     uint64_t stat[5] = {0};
-    double t0 = now();
+    double t0 = t_now();
     int cycle = 0, go = 1;
     MPI_Info dinfo = t_info(&t, NULL);
     t_delete_quiet(&t, t.target, dinfo);
@@ -345,7 +338,7 @@ int main(int argc, char **argv)
         }
         MPI_Info_free(&info);
         cycle++;
-        go = cycle < 2 || now() - t0 < seconds;
+        go = cycle < 2 || t_now() - t0 < seconds;
         MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     t_delete_quiet(&t, t.target, dinfo);
@@ -354,7 +347,7 @@ int main(int argc, char **argv)
     MPI_Reduce(stat, all, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     t_log(&t, "%d cycles in %.1f s with %d ranks: %llu small and %llu large independent writes, "
           "%llu collective and %llu strided collective writes (per rank), %llu reads; "
-          "every byte checked after each cycle", cycle, now() - t0, t.nprocs,
+          "every byte checked after each cycle", cycle, t_now() - t0, t.nprocs,
           (unsigned long long)all[0], (unsigned long long)all[1],
           (unsigned long long)all[2] / (uint64_t)t.nprocs,
           (unsigned long long)all[3] / (uint64_t)t.nprocs, (unsigned long long)all[4]);

@@ -22,14 +22,6 @@ static const int G2[2] = {101, 67};
 #define IB 3    /* ints per tile in region 4 */
 #define IN 5000 /* tiles per rank in region 4 */
 
-/* Block split of n over p parts: part c gets [*start, *start + *len). */
-static void split(int n, int p, int c, int *start, int *len)
-{
-    int base = n / p, rem = n % p;
-    *len = base + (c < rem);
-    *start = c * base + (c < rem ? c : rem);
-}
-
 static int32_t val2(int i, int j) { return (int32_t)(i * 100000 + j * 7 + 3); }
 static int32_t val3(int owner, int tile, int k) { return owner * 1000000 + tile * VB + k; }
 static int32_t val4(int owner, int tile, int k) { return -(owner * 1000000 + tile * IB + k) - 1; }
@@ -59,7 +51,7 @@ int main(int argc, char **argv)
     MPI_Cart_coords(cart, r, 3, coords);
     int st3[3], ls3[3];
     for (int d = 0; d < 3; d++)
-        split(G3[d], dims[d], coords[d], &st3[d], &ls3[d]);
+        t_split(G3[d], dims[d], coords[d], &st3[d], &ls3[d]);
     int gh[3] = {ls3[0] + 2, ls3[1] + 2, ls3[2] + 2}, one[3] = {1, 1, 1};
     size_t nloc = (size_t)ls3[0] * ls3[1] * ls3[2];
     double *halo = t_malloc((size_t)gh[0] * gh[1] * gh[2] * sizeof(double));
@@ -99,7 +91,7 @@ int main(int argc, char **argv)
     c2[1] = r % d2[1];
     int st2[2], ls2[2];
     for (int d = 0; d < 2; d++)
-        split(G2[d], d2[d], c2[d], &st2[d], &ls2[d]);
+        t_split(G2[d], d2[d], c2[d], &st2[d], &ls2[d]);
     int32_t *a2 = t_malloc((size_t)ls2[0] * ls2[1] * 4);
     for (int i = 0; i < ls2[0]; i++)
         for (int j = 0; j < ls2[1]; j++)
@@ -177,7 +169,7 @@ int main(int argc, char **argv)
 
     /* ---- region 2 again through a different decomposition: column slabs --------- */
     int cs, cl;
-    split(G2[1], P, r, &cs, &cl);
+    t_split(G2[1], P, r, &cs, &cl);
     int sub[2] = {G2[0], cl}, sst[2] = {0, cs};
     MPI_Datatype ftype2c;
     MPI_Type_create_subarray(2, G2, sub, sst, MPI_ORDER_C, MPI_INT32_T, &ftype2c);

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TC_UNUSED __attribute__((unused))
@@ -328,6 +329,32 @@ TC_UNUSED static void t_delete_quiet(const tctx *t, const char *name, MPI_Info i
     if (t->rank == 0)
         (void)MPI_File_delete(name, info);
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- small helpers (once here, not copied into each test) --------------------------- */
+
+/* Make every rank's writes durable and seen by all. */
+TC_UNUSED static void sync_all(MPI_File fh)
+{
+    TCHK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    TCHK(MPI_File_sync(fh));
+}
+
+/* Block split of n over p parts: part c gets [*start, *start + *len). */
+TC_UNUSED static void t_split(int n, int p, int c, int *start, int *len)
+{
+    int base = n / p, rem = n % p;
+    *len = base + (c < rem);
+    *start = c * base + (c < rem ? c : rem);
+}
+
+/* Seconds on the monotonic clock. */
+TC_UNUSED static double t_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ---- data ------------------------------------------------------------------------ */

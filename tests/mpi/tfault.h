@@ -356,12 +356,4 @@ TC_UNUSED static void write_ok(MPI_File fh, uint64_t off, const uint8_t *ref, ui
               (unsigned long long)len, (unsigned long long)off, t_errstr(rc));
 }
 
-/* Make every rank's writes durable and seen by all. */
-TC_UNUSED static void sync_all(MPI_File fh)
-{
-    TCHK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    TCHK(MPI_File_sync(fh));
-}
-
 #endif
