@@ -4,7 +4,7 @@
  * with the bytes written, so that the explorer can build the states a crash could leave.
  *
  *   HCOMP_CRASH_TRACE  directory for the trace: "seq" (a shared 8-byte counter, created
- *                      by the explorer) and one "trace.<pid>" file per process
+ *                      by the explorer) and one "trace.<host>.<pid>" file per process
  *   HCOMP_CRASH_ROOTS  the directories whose changes are recorded
  *
  * A call is recorded after it returns successfully, numbered from the shared counter
@@ -86,6 +86,14 @@ REAL(int, access, (const char *, int));
 
 #define LOAD(name) real_##name = dlsym(RTLD_NEXT, #name)
 
+/* trace.<host>.<pid>: processes of several nodes (pid namespaces) may share a pid */
+static void trace_name(char *out, size_t n, const char *dir)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(out, n, "%s/trace.%s.%d", dir, host, (int) getpid());
+}
+
 __attribute__((constructor)) static void init(void)
 {
     LOAD(open); LOAD(open64); LOAD(openat); LOAD(openat64); LOAD(creat); LOAD(write);
@@ -107,7 +115,7 @@ __attribute__((constructor)) static void init(void)
     if (m == MAP_FAILED)
         return;
     seqp = m;
-    snprintf(path, sizeof path, "%s/trace.%d", dir, (int) getpid());
+    trace_name(path, sizeof path, dir);
     trace_fd = real_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     for (const char *p = r; *p && nroots < 8;) {
         const char *e = strchr(p, ':');
@@ -128,7 +136,7 @@ static void child_after_fork(void)
     if (!ready)
         return;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/trace.%d", getenv("HCOMP_CRASH_TRACE"), (int) getpid());
+    trace_name(path, sizeof path, getenv("HCOMP_CRASH_TRACE"));
     close(trace_fd);
     trace_fd = real_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     pthread_mutex_init(&lock, NULL);

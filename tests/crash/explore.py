@@ -141,7 +141,7 @@ class Model:
         elif o.op == RENAME:
             node = self._node(o.ino)
             src = self._node(o.ino2, 'd') if o.p1 else None
-            dst = self._node(o.a, 'd') if o.p2 else None
+            dst = self._node(o.a & 0xFFFFFFFFFFFFFFFF, 'd') if o.p2 else None  # an inode, as u64
             if src is not None and src == dst:
                 self._chg(src, i, ('mv', o.p1, o.p2, node))
             else:
