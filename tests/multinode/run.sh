@@ -64,14 +64,10 @@ missing=$("$BED" check 2>&1) || {
 export HCOMP_BED_VOLOPTS=${HCOMP_BED_VOLOPTS-performance.quick-read=off,performance.open-behind=off,performance.stat-prefetch=off}
 export HCOMP_BED_MNTOPTS=${HCOMP_BED_MNTOPTS-attribute-timeout=0,entry-timeout=0}
 
-WORK=$(mktemp -d /tmp/hcomp-multinode.XXXXXX)
+bed_down() { "$BED" down >/dev/null 2>&1; }
+SUITE_CLEANUP=bed_down         # before the work directory is removed
+suite_workspace multinode      # its own tiers.json below (each node's RAM) replaces the harness's
 export HCOMP_BED_DIR=$WORK/bed
-cleanup() {
-    "$BED" down >/dev/null 2>&1
-    if [ "${HCOMP_TEST_KEEP:-0}" = 1 ]; then echo "kept: $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 bin=$WORK/bin
 mkdir -p "$bin" "$WORK/logs"
