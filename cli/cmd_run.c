@@ -1,6 +1,6 @@
 /* hcomp run PROGRAM [ARGS...]: PROGRAM with the POSIX read adapter (libhcomp_posix.so)
- * preloaded, so that it reads hcomp files in place (README.md "Reading hcomp files with
- * serial tools").
+ * preloaded, so that it reads hcomp files in place (docs/TOOLS.md, "Reading hcomp files
+ * with serial tools"; the adapter itself: docs/POSIX.md).
  *
  * The hcomp tool itself reads mapping files as they are, so it never keeps the
  * adapter: started with it preloaded (by a script run under `hcomp run`), it starts

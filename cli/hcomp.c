@@ -36,7 +36,7 @@ void cli_usage(FILE *to)
         "                                 no hcomp file there uses (left by rm, truncate)\n"
         "  run PROGRAM [ARGS...]          run a serial program that reads hcomp files in\n"
         "                                 place, as the plain files they stand for (the\n"
-        "                                 POSIX read adapter, LD_PRELOAD; README.md)\n"
+        "                                 POSIX read adapter, LD_PRELOAD; docs/TOOLS.md)\n"
         "\n"
         "options:\n"
         "  --config FILE     tier configuration (import, drain, fsck, compact; default $HCOMP_CONFIG,\n"

@@ -1,5 +1,5 @@
 /* `hcomp fsck`: check a file's mapping file, segments and live pieces, and repair what
- * can be repaired without guessing (docs/FORMAT.md, README "Reliability"). Rebuilding
+ * can be repaired without guessing (docs/FORMAT.md, docs/TESTING.md "Reliability"). Rebuilding
  * a lost mapping file from the pieces is in fsck_rebuild.c. */
 #include "fsck_internal.h"
 #include "common/util.h"

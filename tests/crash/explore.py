@@ -353,8 +353,10 @@ def main():
     if len(must) > budget:
         must = [must[int(j * len(must) / budget)] for j in range(budget)]
     room = budget - len(must)
-    if room > 0 and rest:
-        rest = [rest[int(j * len(rest) / room)] for j in range(min(room, len(rest)))]
+    if room >= len(rest):
+        pass
+    elif room > 0:
+        rest = [rest[int(j * len(rest) / room)] for j in range(room)]
     else:
         rest = []
     points = sorted(set(must + rest))

@@ -7,7 +7,9 @@
 # not open, and that nothing never written is returned.  Two planted bugs (a sync that
 # skips the mapping file and the writer logs; directory syncs skipped) must be caught.
 #   tests/crash/run.sh PREFIX
-# HCOMP_CRASH_STATES bounds the states per workload (default 240); HCOMP_CRASH_ONLY (a
+# HCOMP_CRASH_STATES bounds the states per workload (default 240), HCOMP_CRASH_RANDOM
+# sets the random states per crash point (default 2; the long run of docs/TESTING.md:
+# HCOMP_CRASH_STATES=20000 HCOMP_CRASH_RANDOM=40); HCOMP_CRASH_ONLY (a
 # regular expression) picks workloads; HCOMP_TEST_KEEP=1 keeps the work directory and
 # copies of violating states.
 set -u
@@ -64,6 +66,7 @@ explore() {
     HCOMP_CONFIG=$w/tiers.json HCOMP_CACHE_DIR=$w/cache python3 "$here/explore.py" \
         --trace "$w/trace" --root "$w/d" --root "$w/nvme" --volatile "$w/ram" \
         --file "$w/d/f.hc" --oracle "$w/oracle" --hcomp "$H" --max-states "$STATES" \
+        --random "${HCOMP_CRASH_RANDOM:-2}" \
         --reader "$bin/crash_work read hcomp:$w/d/f.hc $w/tiers.json" --name "$name" \
         ${HCOMP_TEST_KEEP:+--keep "$WORK/violations"} "$@"
 }
