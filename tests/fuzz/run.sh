@@ -5,19 +5,19 @@
 # corpus is never modified). Prints "PASS fuzz_x: N execs" or "FAIL fuzz_x" with the
 # crashing input and the command that reproduces it, then "N passed, N failed".
 #
-#   tests/fuzz/run.sh                  # every target, HCOMP_FUZZ_SECONDS (20) each
+#   tests/fuzz/run.sh                  # every target, HCOMP_FUZZ_SECONDS (12) each
 #   tests/fuzz/run.sh fuzz_codecs      # some targets
 #   tests/fuzz/run.sh --build-only     # just build (tests/fuzz/make-corpus uses it)
 #
-# Environment: HCOMP_FUZZ_SECONDS (per target, default 20), CLANG (default: clang, else
-# the newest clang-NN), HCOMP_FUZZ_BUILD (default <repo>/build/fuzz), HCOMP_JOBS (2).
+# Environment: HCOMP_FUZZ_SECONDS (per target, default 12: a bounded run in CI; set it
+# higher for a longer search), CLANG (default: clang, else the newest clang-NN), HCOMP_FUZZ_BUILD (default <repo>/build/fuzz), HCOMP_JOBS (2).
 # Without a working clang/libFuzzer this FAILS: scripts/setup installs clang and
 # libclang-rt-14-dev.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here="$repo/tests/fuzz"
 out=${HCOMP_FUZZ_BUILD:-$repo/build/fuzz}
-secs=${HCOMP_FUZZ_SECONDS:-20}
+secs=${HCOMP_FUZZ_SECONDS:-12}
 jobs=${HCOMP_JOBS:-2}
 [ "$jobs" -gt 2 ] && jobs=2
 build_only=0
