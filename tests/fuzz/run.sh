@@ -10,7 +10,8 @@
 #   tests/fuzz/run.sh --build-only     # just build (tests/fuzz/make-corpus uses it)
 #
 # Environment: HCOMP_FUZZ_SECONDS (per target, default 12: a bounded run in CI; set it
-# higher for a longer search), CLANG (default: clang, else the newest clang-NN), HCOMP_FUZZ_BUILD (default <repo>/build/fuzz), HCOMP_JOBS (2).
+# higher for a longer search), CLANG (default: clang, else the newest clang-NN),
+# HCOMP_FUZZ_BUILD (default <repo>/build/fuzz), HCOMP_JOBS (2).
 # Without a working clang/libFuzzer this FAILS: scripts/setup installs clang and
 # libclang-rt-14-dev.
 set -uo pipefail
