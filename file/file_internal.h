@@ -41,6 +41,8 @@ typedef struct hcomp_segment {
     int node_local;      /* on a node-local tier: readable only on that node */
     int fd;              /* read descriptor, opened on first use; -1 */
     int indexed;         /* its pieces are in the location table (file_log.c) */
+    uint64_t seen_len;   /* its length when refresh number seen_at looked (0: never) */
+    uint64_t seen_at;
 } hcomp_segment;
 
 /* A stored piece named in the log. */
@@ -69,6 +71,8 @@ typedef struct hcomp_wlog {
     uint64_t writer;     /* from its header */
     uint64_t consumed;   /* bytes of it applied, header included */
     uint32_t ord;        /* the order its next records are in (its last ORDER record) */
+    int settled;         /* not changed for a while when last read (a writer that died,
+                            or the file read after a crash and a reboot) */
     uint64_t durable_to; /* records before this offset, and their pieces, were made
                             durable by a sync (its ORDER records say; 0: none) */
     int says_durable;    /* its ORDER records carry that offset (writers since it was
@@ -169,6 +173,7 @@ struct hcomp_file {
     size_t nsizes, capsizes;
     hcomp_map_record *pending_reloc;  /* RELOCATEs of pieces not yet read */
     size_t npending, cappending;
+    uint64_t refreshes;        /* writer-log refreshes so far (segment lengths seen) */
     hcomp_unconfirmed *unconfirmed;  /* PIECE records not applied: their piece is not there */
     size_t nunconfirmed, capunconfirmed;
     uint64_t wlog_durable;     /* this writer's log: the offset its last sync confirmed */
@@ -268,6 +273,10 @@ extern size_t hcomp_log_chunk;
  * recorded cannot be known, so no read can be trusted), else HCOMP_OK. */
 int hcomp_log_check_lost(const hcomp_file *f, hcomp_error *err);
 int hcomp_log_append(hcomp_file *f, const hcomp_bytes *records, hcomp_error *err);
+/* Whether a PIECE record set aside (its piece not there) is in a writer log changed in
+ * the last seconds: its piece may still be on its way (another node's write-behind, or
+ * flush-behind after its writer's close), so nothing may drop the record yet. */
+int hcomp_log_set_aside_settling(const hcomp_file *f);
 /* fsync where this opener's records go (its writer log, or the mapping file), and in
  * format 3 the name of the log's directory once: what it appended survives a crash */
 int hcomp_log_durable(hcomp_file *f, hcomp_error *err);

@@ -81,6 +81,7 @@ static int add_segment(hcomp_file *f, uint64_t id, const char *tier, size_t tl, 
     s->node = strdup("");
     s->node_local = 0;
     s->indexed = 0;
+    s->seen_len = s->seen_at = 0;
     if (s->tier == NULL || (path && s->path == NULL) || s->node == NULL) {
         free(s->tier);
         free(s->path);
@@ -467,6 +468,17 @@ static int log_settling(const struct stat *st)
     return now.tv_sec - st->st_mtim.tv_sec < WLOG_SETTLE_SECONDS;
 }
 
+int hcomp_log_set_aside_settling(const hcomp_file *f)
+{
+    for (size_t k = 0; k < f->nunconfirmed; k++) {
+        const hcomp_wlog *w = &f->wlogs[f->unconfirmed[k].log];
+        struct stat st;
+        if (w->fd >= 0 && fstat(w->fd, &st) == 0 && log_settling(&st))
+            return 1;
+    }
+    return 0;
+}
+
 /* Read the new bytes of writer log i and cut its whole records into batches. */
 static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, size_t *cb,
                           hcomp_error *err)
@@ -479,6 +491,7 @@ static int read_wlog_tail(hcomp_file *f, uint32_t i, wbatch **bv, size_t *nb, si
     if (fstat(w->fd, &st) != 0)
         return hcomp_fail_errno(err, errno, "%s: stat of writer log %s/%s", f->path, f->logdir,
                                 w->name);
+    w->settled = !log_settling(&st);
     if ((uint64_t) st.st_size <= w->consumed)
         return HCOMP_OK;
     size_t len = (size_t) ((uint64_t) st.st_size - w->consumed);
@@ -555,45 +568,51 @@ static int apply_record(hcomp_file *f, const hcomp_map_record *rec)
     }
 }
 
-/* Whether the piece a PIECE record names is in its segment, whole as far as its header
- * and the segment's length tell (a crash leaves a torn append short or zero); 1 when
- * that cannot be looked at from here: the read will say why. */
+/* Whether the piece a PIECE record names is in its segment: the segment is long enough
+ * (its length looked at once a refresh), and, with header set, the piece's 16-byte header
+ * is the record's (a crash may keep a later write to a segment and lose an earlier one:
+ * zeros). 1 when that cannot be looked at from here: the read will say why. */
 static int stored_there(hcomp_file *f, uint64_t seg_id, uint64_t seg_off, uint32_t raw_len,
-                        uint32_t stored_len, uint8_t codec)
+                        uint32_t stored_len, uint8_t codec, int header)
 {
     int s = find_segment(f, seg_id);
     if (s < 0)
         return 1;
-    const hcomp_segment *sg = &f->segs[s];
+    hcomp_segment *sg = &f->segs[s];
     if (sg->path == NULL || (sg->node_local && strcmp(sg->node, hcomp_node_name()) != 0))
         return 1;
-    int fd = sg->fd >= 0 ? sg->fd : open(sg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno != ENOENT;
+    if (sg->fd < 0 && (sg->fd = open(sg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return errno != ENOENT;     /* the reads keep the descriptor */
+    if (sg->seen_at != f->refreshes) {
+        struct stat st;
+        if (fstat(sg->fd, &st) != 0)
+            return 1;
+        sg->seen_len = (uint64_t) st.st_size;
+        sg->seen_at = f->refreshes;
+    }
+    if (sg->seen_len < seg_off + HCOMP_PIECE_HEADER_SIZE + (uint64_t) stored_len)
+        return 0;
+    if (!header)
+        return 1;
     unsigned char hb[HCOMP_PIECE_HEADER_SIZE];
     hcomp_piece_header h;
-    struct stat st;
-    int there = hcomp_pread_full(fd, hb, sizeof(hb), seg_off) == (long long) sizeof(hb) &&
-                hcomp_piece_header_decode(hb, &h) == 0 && h.raw_len == raw_len &&
-                h.stored_len == stored_len && h.codec == codec && fstat(fd, &st) == 0 &&
-                (uint64_t) st.st_size >= seg_off + HCOMP_PIECE_HEADER_SIZE + (uint64_t) stored_len;
-    if (fd != sg->fd)
-        close(fd);
-    return there;
+    return hcomp_pread_full(sg->fd, hb, sizeof(hb), seg_off) == (long long) sizeof(hb) &&
+           hcomp_piece_header_decode(hb, &h) == 0 && h.raw_len == raw_len &&
+           h.stored_len == stored_len && h.codec == codec;
 }
 
 /* The piece is where its record says, or where a RELOCATE read so far moved it (a sync
  * copies pieces off a RAM tier that a crash empties: the copy is what survives). */
-static int piece_there(hcomp_file *f, const hcomp_map_record *r)
+static int piece_there(hcomp_file *f, const hcomp_map_record *r, int header)
 {
     if (stored_there(f, r->u.piece.seg_id, r->u.piece.seg_off, r->u.piece.raw_len,
-                     r->u.piece.stored_len, r->u.piece.codec))
+                     r->u.piece.stored_len, r->u.piece.codec, header))
         return 1;
     for (size_t k = 0; k < f->npending; k++) {
         const hcomp_map_record *m = &f->pending_reloc[k];
         if (m->u.reloc.old_seg == r->u.piece.seg_id && m->u.reloc.old_off == r->u.piece.seg_off &&
             stored_there(f, m->u.reloc.new_seg, m->u.reloc.new_off, r->u.piece.raw_len,
-                         m->u.reloc.stored_len, m->u.reloc.codec))
+                         m->u.reloc.stored_len, m->u.reloc.codec, header))
             return 1;
     }
     return 0;
@@ -606,7 +625,11 @@ static int set_aside(hcomp_file *f, uint32_t log, const hcomp_map_record *rec,
                      const unsigned char *bytes, size_t len, uint64_t at)
 {
     const hcomp_wlog *w = &f->wlogs[log];
-    if ((int) log == f->own_wlog || !w->says_durable || at < w->durable_to || piece_there(f, rec))
+    /* a log still being written: its writer is alive, and only a piece not arrived yet
+     * (short segment) is set aside; one that is not (a crash) also has its header looked
+     * at, once a record: a live writer's unsynced records cost a length check a segment */
+    if ((int) log == f->own_wlog || !w->says_durable || at < w->durable_to ||
+        piece_there(f, rec, w->settled))
         return 0;
     if (hcomp_grow_array(&f->unconfirmed, &f->capunconfirmed, f->nunconfirmed + 1,
                          sizeof(*f->unconfirmed)) != 0)
@@ -633,7 +656,8 @@ static int apply_set_aside(hcomp_file *f)
         uint64_t skipped = 0;
         int r = hcomp_map_next(u->rec, u->len, &pos, &rec, &skipped);
         const hcomp_wlog *w = &f->wlogs[u->log];
-        if (rc == 0 && r == HCOMP_MAP_RECORD && (u->at < w->durable_to || piece_there(f, &rec))) {
+        if (rc == 0 && r == HCOMP_MAP_RECORD &&
+            (u->at < w->durable_to || piece_there(f, &rec, w->settled))) {
             f->cur_ord = u->ord;
             rc = apply_piece(f, &rec);
             f->cur_ord = 0;
@@ -665,6 +689,7 @@ static int retry_pending(hcomp_file *f)
 /* Apply the new records of every writer log, in the file's order. */
 static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
 {
+    f->refreshes++;     /* segment lengths are looked at again */
     int rc = hcomp_wlog_scan(f, 0, err);
     if (rc != HCOMP_OK)
         return rc;
@@ -672,9 +697,9 @@ static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
     size_t nb = 0, cb = 0;
     for (uint32_t i = 0; i < f->nwlogs && rc == HCOMP_OK; i++)
         rc = read_wlog_tail(f, i, &bv, &nb, &cb, err);
+    int arc = 0;
     if (rc == HCOMP_OK && nb > 0) {
         qsort(bv, nb, sizeof(*bv), wbatch_cmp);
-        int arc = 0;
         for (size_t b = 0; b < nb && arc == 0; b++) {
             const hcomp_wlog *w = &f->wlogs[bv[b].log];
             f->cur_ord = bv[b].ord;
@@ -708,6 +733,11 @@ static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
         f->cur_ord = 0;
         if (arc == 0)
             arc = flush_replayed(f);
+    }
+    /* pieces set aside that came since (also when nothing is new in the logs), then the
+     * RELOCATEs that wait for a piece */
+    if (rc == HCOMP_OK && (nb > 0 || f->nunconfirmed > 0)) {
+        size_t before = f->nunconfirmed;
         if (arc == 0 && f->nunconfirmed > 0 && (arc = apply_set_aside(f)) == 0)
             arc = flush_replayed(f);
         if (arc == 0)
@@ -715,20 +745,7 @@ static int refresh_wlogs(hcomp_file *f, hcomp_error *err)
         if (arc != 0)
             rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the writer logs",
                             f->path);
-        else
-            f->generation++;
-    } else if (rc == HCOMP_OK && f->nunconfirmed > 0) {
-        /* nothing new in the logs, but a piece set aside may have arrived since */
-        size_t before = f->nunconfirmed;
-        int arc = apply_set_aside(f);
-        if (arc == 0)
-            arc = flush_replayed(f);
-        if (arc == 0)
-            arc = retry_pending(f);
-        if (arc != 0)
-            rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory replaying the writer logs",
-                            f->path);
-        else if (f->nunconfirmed != before)
+        else if (nb > 0 || f->nunconfirmed != before)
             f->generation++;
     }
     free(bv);

@@ -280,6 +280,11 @@ int hcomp_reclaim(hcomp_file *f, int full, const hcomp_tool_io *io, hcomp_reclai
         res->damaged = 1;
         return HCOMP_OK;
     }
+    /* a record set aside whose piece may still arrive: a fold would drop it, and its
+     * segment would look dead; a later close or compaction does it (docs/FORMAT.md,
+     * "Durable steps") */
+    if (f->nunconfirmed > 0 && hcomp_log_set_aside_settling(f))
+        return HCOMP_OK;
     hcomp_seg_use *use;
     unsigned char *live;
     if ((rc = hcomp_reclaim_survey(f, &use, &live, err)) != HCOMP_OK)

@@ -32,6 +32,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 
 HDR = struct.Struct('<QIIQQqqqIIII')
 (CREATE, MKDIR, UNLINK, RMDIR, RENAME, LINK, WRITE, TRUNC, FALLOC, FSYNC, FDATASYNC,
@@ -41,6 +42,7 @@ OPNAME = {CREATE: 'create', MKDIR: 'mkdir', UNLINK: 'unlink', RMDIR: 'rmdir',
           FALLOC: 'fallocate', FSYNC: 'fsync', FDATASYNC: 'fdatasync', SYNCALL: 'sync',
           MARK: 'mark', SYNCRANGE: 'sync_file_range'}
 FALLOC_KEEP_SIZE, FALLOC_PUNCH, FALLOC_ZERO = 1, 2, 16
+AFTER_REBOOT = time.time() - 3600   # the files' times in a crash state
 
 
 class Op:
@@ -244,6 +246,8 @@ def materialize(model, keep):
                         apply_data(content, model.ops[i])
                 with open(p, 'wb') as f:
                     f.write(content)
+                # read after the crash and a reboot: nothing has changed it for a while
+                os.utime(p, (AFTER_REBOOT, AFTER_REBOOT))
                 made[child] = p
 
     for path, node, vol in model.roots:
