@@ -568,10 +568,11 @@ static int apply_record(hcomp_file *f, const hcomp_map_record *rec)
     }
 }
 
-/* Whether the piece a PIECE record names is in its segment: the segment is long enough
- * (its length looked at once a refresh), and, with header set, the piece's 16-byte header
- * is the record's (a crash may keep a later write to a segment and lose an earlier one:
- * zeros). 1 when that cannot be looked at from here: the read will say why. */
+/* Whether the piece a PIECE record names is in its segment: the segment exists and is
+ * long enough (its length looked at once a refresh); with header set (the record's log
+ * has not changed for a while: a crash's), also that the piece's 16-byte header is the
+ * record's (a crash may keep a later write to a segment and lose an earlier one: zeros).
+ * 1 when that cannot be looked at from here: the read will say why. */
 static int stored_there(hcomp_file *f, uint64_t seg_id, uint64_t seg_off, uint32_t raw_len,
                         uint32_t stored_len, uint8_t codec, int header)
 {
@@ -581,24 +582,30 @@ static int stored_there(hcomp_file *f, uint64_t seg_id, uint64_t seg_off, uint32
     hcomp_segment *sg = &f->segs[s];
     if (sg->path == NULL || (sg->node_local && strcmp(sg->node, hcomp_node_name()) != 0))
         return 1;
-    if (sg->fd < 0 && (sg->fd = open(sg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return errno != ENOENT;     /* the reads keep the descriptor */
-    if (sg->seen_at != f->refreshes) {
+    /* not kept open: a read opens it when it needs it, and fails if it is gone by then
+     * (a tier that vanished); a record its writer's sync confirmed is never set aside */
+    int fd = sg->fd >= 0 ? sg->fd : -1;
+    if (sg->seen_at != f->refreshes || (header && fd < 0)) {
+        if (fd < 0 && (fd = open(sg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+            return errno != ENOENT;
         struct stat st;
-        if (fstat(sg->fd, &st) != 0)
-            return 1;
-        sg->seen_len = (uint64_t) st.st_size;
-        sg->seen_at = f->refreshes;
+        if (sg->seen_at != f->refreshes && fstat(fd, &st) == 0) {
+            sg->seen_len = (uint64_t) st.st_size;
+            sg->seen_at = f->refreshes;
+        }
     }
-    if (sg->seen_len < seg_off + HCOMP_PIECE_HEADER_SIZE + (uint64_t) stored_len)
-        return 0;
-    if (!header)
-        return 1;
-    unsigned char hb[HCOMP_PIECE_HEADER_SIZE];
-    hcomp_piece_header h;
-    return hcomp_pread_full(sg->fd, hb, sizeof(hb), seg_off) == (long long) sizeof(hb) &&
-           hcomp_piece_header_decode(hb, &h) == 0 && h.raw_len == raw_len &&
-           h.stored_len == stored_len && h.codec == codec;
+    int there = sg->seen_at == f->refreshes &&
+                sg->seen_len >= seg_off + HCOMP_PIECE_HEADER_SIZE + (uint64_t) stored_len;
+    if (there && header) {
+        unsigned char hb[HCOMP_PIECE_HEADER_SIZE];
+        hcomp_piece_header h;
+        there = hcomp_pread_full(fd, hb, sizeof(hb), seg_off) == (long long) sizeof(hb) &&
+                hcomp_piece_header_decode(hb, &h) == 0 && h.raw_len == raw_len &&
+                h.stored_len == stored_len && h.codec == codec;
+    }
+    if (fd >= 0 && fd != sg->fd)
+        close(fd);
+    return there;
 }
 
 /* The piece is where its record says, or where a RELOCATE read so far moved it (a sync
