@@ -52,6 +52,9 @@ static int remove_segment_dir(const char *file, const char *dir, hcomp_error *er
 int hcomp_file_delete(const char *path, hcomp_error *err)
 {
     hcomp_ok(err);
+    /* this process's own closed handles still moving the file's pieces stop first: what
+     * they would move is deleted (other processes' are waited for, by the lock below) */
+    hcomp_writeback_cancel(path);
     hcomp_file *f;
     int rc = hcomp_file_open_replay(path, &f, err);
     if (rc != HCOMP_OK)

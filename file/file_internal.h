@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -199,6 +200,18 @@ struct hcomp_file {
     pthread_cond_t drain_wake;
     pthread_t drain_thread;
     int drain_running, drain_stop;
+    /* write-back (hcomp_drain=writeback): the closed handle waits in the process's queue
+     * (file/writeback.c); a delete of the file in this process cancels its drain */
+    struct hcomp_file *wb_next;
+    atomic_int drain_cancel;
+    dev_t wb_dev;              /* its mapping file, when it was queued */
+    ino_t wb_ino;
+    int stats_printed;         /* its statistics were printed at its close already */
+    /* a read that failed on a piece of another node's node-local tier (file_read.c waits
+     * for its write-back): which segment, which bytes */
+    int remote_miss;
+    size_t remote_seg;
+    uint64_t remote_off, remote_len;
     double last_io;            /* hcomp_now() of the caller's last operation */
 
     /* reading */
@@ -351,6 +364,16 @@ void hcomp_file_writers_close(hcomp_file *f);
 /* Remove the segments this opener wrote (all, or those on node-local tiers). */
 void hcomp_file_remove_own_segments(hcomp_file *f, int node_local_only);
 
+/* file/writeback.c: the process's drains after close (hcomp_drain=writeback) */
+/* The close of f hands the rest of its close to the write-back thread: its drain, the
+ * reclaim of the last opener, the end of the close (hcomp_file_close_finish). */
+void hcomp_writeback_adopt(hcomp_file *f);
+/* A delete of path in this process: the drains of its closed handles stop, and this
+ * returns once those handles are closed (their pieces are deleted anyway). */
+void hcomp_writeback_cancel(const char *path);
+/* The end of a close, after the drain (file_open.c) */
+int hcomp_file_close_finish(hcomp_file *f, int rc, int printed, hcomp_error *err);
+
 /* file/drain.c: move this opener's live pieces off node-local tiers */
 int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err);
 /* Move at most max_bytes of them now, freeing their old place (background drain);
@@ -393,6 +416,11 @@ int hcomp_map_header_if_empty(int fd, const char *path, unsigned version, int *w
 int hcomp_open_lock_shared(int fd);          /* waits while a reclaim runs */
 int hcomp_open_lock_exclusive(int fd, int wait);
 int hcomp_open_lock_to_shared(int fd);
+/* The write-back lock (file/writeback.c): taken, shared, by a handle whose close hands its
+ * drain to the background (0, or -1: no locks here); released when its descriptor closes.
+ * held: 1 when another open file description holds it, 0 when none does, -1 unknown. */
+int hcomp_drain_lock_take(int fd);
+int hcomp_drain_lock_held(int fd);
 void hcomp_open_unlock(int fd);
 
 /* file/map_replace.c: put header + records in place of the mapping file at path,

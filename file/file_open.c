@@ -395,10 +395,20 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
         file_free(f);
         return rc;
     }
-    if (f->writable && f->opts.drain == 2)
+    if (f->writable && (f->opts.drain == HCOMP_DRAIN_BACKGROUND ||
+                        f->opts.drain == HCOMP_DRAIN_WRITEBACK))
         hcomp_drain_start(f);
     *out = f;
     return HCOMP_OK;
+}
+
+/* Whether this opener has a segment on a node-local tier: what a drain would move. */
+static int has_node_local_segments(const hcomp_file *f)
+{
+    for (int t = 0; t < f->cfg.ntiers; t++)
+        if (f->cfg.tier[t].node_local && f->tw[t].ready && f->tw[t].seg_id != 0)
+            return 1;
+    return 0;
 }
 
 int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
@@ -417,7 +427,12 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
     int gone = f->writable && mapping_file_gone(f);
     if (gone)       /* deleted under us (e.g. ROMIO's shared-pointer file): leave nothing */
         hcomp_file_remove_own_segments(f, 0);
-    if (f->writable && !gone && f->opts.drain) {
+    /* write-back: the drain goes on after this close returns, under the write-back lock
+     * that tells readers on other nodes to wait for it; where there are no locks they
+     * could not tell, so the close drains as with hcomp_drain=close */
+    int handoff = f->writable && !gone && rc == HCOMP_OK && f->opts.drain == HCOMP_DRAIN_WRITEBACK
+                  && has_node_local_segments(f) && hcomp_drain_lock_take(f->map_fd) == 0;
+    if (f->writable && !gone && f->opts.drain && !handoff) {
         int drc = hcomp_drain_node_local(f, rc == HCOMP_OK ? err : NULL);
         if (rc == HCOMP_OK)
             rc = drc;
@@ -430,11 +445,26 @@ int hcomp_file_close_locked(hcomp_file *f, hcomp_error *err)
             rc = hcomp_log_append(f, &f->batch, err);
         free(json);
     }
+    if (handoff && rc == HCOMP_OK) {
+        /* printed now, at the close the caller sees, not at a random time later */
+        int printed = f->stats.tasks > 0 && hcomp_options_stats_on(&f->opts);
+        if (printed)
+            hcomp_stats_print(stderr, f->path, &f->stats, &f->cfg);
+        f->stats_printed = printed;
+        hcomp_writeback_adopt(f);
+        return HCOMP_OK;
+    }
     if (f->writable && !gone && rc == HCOMP_OK)
         hcomp_reclaim_at_close(f);
-    if (f->writable && !gone && f->stats.tasks > 0 && hcomp_options_stats_on(&f->opts))
+    return hcomp_file_close_finish(f, rc, 0, err);
+}
+
+int hcomp_file_close_finish(hcomp_file *f, int rc, int printed, hcomp_error *err)
+{
+    int gone = f->writable && mapping_file_gone(f);
+    if (!printed && f->writable && !gone && f->stats.tasks > 0 && hcomp_options_stats_on(&f->opts))
         hcomp_stats_print(stderr, f->path, &f->stats, &f->cfg);
-    else if (f->stats.reads > 0 && hcomp_options_stats_on(&f->opts))
+    else if (!printed && f->stats.reads > 0 && hcomp_options_stats_on(&f->opts))
         hcomp_stats_print_reads(stderr, f->path, &f->stats);
     if (f->eng.pred) {
         int erc = hcomp_engine_close(&f->eng, rc == HCOMP_OK ? err : NULL);

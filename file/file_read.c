@@ -68,12 +68,18 @@ int hcomp_segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len
 {
     if (s->fd >= 0)
         return HCOMP_OK;
-    if (s->node_local && strcmp(s->node, hcomp_node_name()) != 0)
+    if (s->node_local && strcmp(s->node, hcomp_node_name()) != 0) {
+        /* the read may wait for its writer's write-back (hcomp_file_pread_locked) */
+        f->remote_miss = 1;
+        f->remote_seg = (size_t) (s - f->segs);
+        f->remote_off = off;
+        f->remote_len = len;
         return hcomp_fail(err, HCOMP_E_IO, "%s: logical bytes [%llu, %llu) are on node-local tier "
-                          "\"%s\" of node %s, and this process runs on node %s; open the file "
-                          "there, or have the writer drain it to a shared tier (hcomp_drain=close)",
+                          "\"%s\" of node %s, and this process runs on node %s; read the file "
+                          "there, or run `hcomp drain %s` there to move them to a shared tier",
                           f->path, (unsigned long long) off, (unsigned long long) (off + len),
-                          s->tier, s->node, hcomp_node_name());
+                          s->tier, s->node, hcomp_node_name(), f->path);
+    }
     if (s->path == NULL)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: logical bytes [%llu, %llu) are in segment "
                           "%016llx, which the mapping file never names", f->path,
@@ -1061,6 +1067,49 @@ static int read_range(hcomp_file *f, unsigned char *out, uint64_t off, uint64_t 
     return HCOMP_OK;
 }
 
+/* A read needs pieces on another node's node-local tier (f->remote_*). While a process
+ * of the file holds the write-back lock (a closed handle moving its pieces to a shared
+ * tier: file/writeback.c), and for at most hcomp_drain_wait seconds, sleep and replay
+ * the log: 1 when the read should try again, else 0 with the error in err. */
+static int remote_wait(hcomp_file *f, uint64_t generation, double wait_from, hcomp_error *err)
+{
+    hcomp_error again;
+    if (hcomp_log_refresh(f, &again) != HCOMP_OK)
+        return 0;
+    if (f->generation != generation)
+        return 1;               /* moves recorded: read again at once */
+    double waited = hcomp_now() - wait_from;
+    int held = hcomp_drain_lock_held(f->map_fd);
+    if (held == 1 && waited < f->opts.drain_wait) {
+        double nap = waited < 1.0 ? 0.02 : 0.2;     /* soon at first: a drain is fast */
+        struct timespec ts = {0, (long) (nap * 1e9)};
+        nanosleep(&ts, NULL);
+        return 1;
+    }
+    if (f->remote_seg >= f->nsegs)   /* renumbered by a replay of a rewritten log */
+        return hcomp_fail(err, HCOMP_E_IO, "%s: logical bytes [%llu, %llu) were on another "
+                          "node's node-local tier", f->path, (unsigned long long) f->remote_off,
+                          (unsigned long long) (f->remote_off + f->remote_len)), 0;
+    const hcomp_segment *s = &f->segs[f->remote_seg];
+    char why[160];
+    if (held == 1)
+        snprintf(why, sizeof(why), "its write-back is still moving them after "
+                 "hcomp_drain_wait=%g s", f->opts.drain_wait);
+    else if (held == 0)
+        snprintf(why, sizeof(why), "no process is moving them (its writer died, or wrote with "
+                 "hcomp_drain=never)");
+    else
+        snprintf(why, sizeof(why), "no byte-range locks here to tell whether a process is "
+                 "moving them");
+    hcomp_fail(err, HCOMP_E_IO, "%s: logical bytes [%llu, %llu) are on node-local tier \"%s\" "
+               "of node %s (this process runs on %s): `hcomp drain %s` on node %s moves them "
+               "to a shared tier; %s (waited %.1f s)", f->path,
+               (unsigned long long) f->remote_off,
+               (unsigned long long) (f->remote_off + f->remote_len), s->tier, s->node,
+               hcomp_node_name(), f->path, s->node, why, waited);
+    return 0;
+}
+
 int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *nread,
                      hcomp_error *err)
 {
@@ -1082,11 +1131,27 @@ int hcomp_file_pread_locked(hcomp_file *f, void *buf, uint64_t len, uint64_t off
     double t0 = hcomp_now();
     f->ra_seq = off == f->ra_next;
     int late_waits = 0;
+    double wait_from = -1;
     for (int retries = 0;; retries++) {
         uint64_t generation = f->generation, failed = cur;
+        f->remote_miss = 0;
         rc = read_range(f, buf, off, cur, end, &failed, err);
         if (rc == HCOMP_OK)
             break;
+        if (f->remote_miss && rc == HCOMP_E_IO) {
+            /* bytes on another node's node-local tier: wait while a write-back is moving
+             * the file's pieces, then go on from where the read stopped */
+            if (wait_from < 0)
+                wait_from = hcomp_now();
+            if (!remote_wait(f, generation, wait_from, err))
+                return HCOMP_E_IO;
+            retries = -1;
+            cur = failed < cur ? cur : failed;
+            if (cur >= end)
+                break;
+            hcomp_ok(err);
+            continue;
+        }
         /* another writer may have overwritten the piece (and freed its space) or moved it:
          * replay, and if the map changed, the rest of the read goes on from where it
          * failed on the new one (what was read stays: a read racing with writes of other

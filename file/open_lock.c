@@ -15,19 +15,46 @@
 #include <string.h>
 
 #define OPEN_LOCK_OFFSET (INT64_C(1) << 62)
+/* The write-back lock: the byte after it, held (shared) by every closed handle whose
+ * pieces are still being moved off node-local tiers (file/writeback.c). Readers on other
+ * nodes test it to know whether waiting for the move can help. */
+#define DRAIN_LOCK_OFFSET (OPEN_LOCK_OFFSET + 1)
 
-static int ofd_lock(int fd, short type, int wait)
+static int ofd_lock_at(int fd, off_t at, short type, int wait)
 {
     struct flock l;
     memset(&l, 0, sizeof(l));
     l.l_type = type;
     l.l_whence = SEEK_SET;
-    l.l_start = (off_t) OPEN_LOCK_OFFSET;
+    l.l_start = at;
     l.l_len = 1;
     int rc;
     while ((rc = fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l)) != 0 && errno == EINTR)
         ;
     return rc;
+}
+
+static int ofd_lock(int fd, short type, int wait)
+{
+    return ofd_lock_at(fd, (off_t) OPEN_LOCK_OFFSET, type, wait);
+}
+
+int hcomp_drain_lock_take(int fd)
+{
+    return ofd_lock_at(fd, (off_t) DRAIN_LOCK_OFFSET, F_RDLCK, 0);
+}
+
+int hcomp_drain_lock_held(int fd)
+{
+    struct flock l;
+    memset(&l, 0, sizeof(l));
+    l.l_type = F_WRLCK;         /* conflicts with any other description's shared lock */
+    l.l_whence = SEEK_SET;
+    l.l_start = (off_t) DRAIN_LOCK_OFFSET;
+    l.l_len = 1;
+    if (fcntl(fd, F_OFD_GETLK, &l) != 0)
+        return -1;
+    return l.l_type != F_UNLCK;
 }
 
 int hcomp_open_lock_shared(int fd)

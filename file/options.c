@@ -478,21 +478,40 @@ static void opt_show_stats(const hcomp_options *o, char *buf, size_t n)
 static int opt_parse_drain(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
     if (strcmp(v, "close") == 0)
-        o->drain = 1;
+        o->drain = HCOMP_DRAIN_CLOSE;
     else if (strcmp(v, "background") == 0)
-        o->drain = 2;
+        o->drain = HCOMP_DRAIN_BACKGROUND;
+    else if (strcmp(v, "writeback") == 0)
+        o->drain = HCOMP_DRAIN_WRITEBACK;
     else if (strcmp(v, "never") == 0)
-        o->drain = 0;
+        o->drain = HCOMP_DRAIN_NEVER;
     else
         return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"close\" (move node-local "
-                          "data to a shared tier at close), \"background\" (also while the "
-                          "file is idle) or \"never\" (keep it where it is)", key, v);
+                          "data to a shared tier at close), \"writeback\" (after the close, "
+                          "behind the application), \"background\" (also while the file is "
+                          "idle) or \"never\" (keep it where it is)", key, v);
     return HCOMP_OK;
 }
 
 static void opt_show_drain(const hcomp_options *o, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s", o->drain == 2 ? "background" : o->drain ? "close" : "never");
+    static const char *const names[] = {"never", "close", "background", "writeback"};
+    snprintf(buf, n, "%s", names[o->drain]);
+}
+
+static int opt_parse_drain_wait(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    double s;
+    if (hcomp_parse_duration(v, &s) != 0 || !(s >= 0) || s > 1e7)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": a duration of at most 10^7 "
+                          "s, such as \"600\", \"90s\" or \"500ms\" (0: never wait)", key, v);
+    o->drain_wait = s;
+    return HCOMP_OK;
+}
+
+static void opt_show_drain_wait(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%g", o->drain_wait);
 }
 
 static int opt_parse_reclaim(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
@@ -644,6 +663,6 @@ void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings
     set->block_size = hcomp_options_block_size(o);
     set->block_size_bs = hcomp_options_block_size_bs(o);
     set->shuffle = o->shuffle;
-    set->drain_at_close = o->drain == 1;
+    set->drain_at_close = o->drain == HCOMP_DRAIN_CLOSE;
     snprintf(set->seed, sizeof(set->seed), "%s", hcomp_options_seed_path(o));
 }

@@ -17,6 +17,14 @@
 #define HCOMP_BLOCK_AUTO_RANDOM (8u << 10) /* "auto" when access_style says random */
 #define HCOMP_ACCESS_STYLE_MAX 1024        /* MPICH's MPI_MAX_INFO_VAL */
 
+/* hcomp_drain: where node-local pieces go, and when */
+enum hcomp_drain_mode {
+    HCOMP_DRAIN_NEVER = 0,
+    HCOMP_DRAIN_CLOSE = 1,          /* before the close returns */
+    HCOMP_DRAIN_BACKGROUND = 2,     /* while idle, and the close waits for the rest */
+    HCOMP_DRAIN_WRITEBACK = 3,      /* while idle, and after the close (file/writeback.c) */
+};
+
 /* MPI's reserved hint access_style (MPI-4.0 14.2.8), the values hcomp knows */
 enum hcomp_access_style {
     HCOMP_ACCESS_READ_ONCE = 1 << 0,
@@ -116,13 +124,26 @@ enum hcomp_access_style {
       "lines; a plain file passed through prints one line at open, `hcomp stats for FILE " \
       "(plain file): ...`. Unset: `$HCOMP_STATS`, else `0`.")                       \
     X("hcomp_drain", "close", opt_parse_drain, opt_show_drain,                      \
-      "`close`: node-local data moves to a shared tier at close; `background`; `never`", \
+      "`close`: node-local data moves to a shared tier at close; `writeback`: after close, in the background; `background`; `never`", \
       "`close`: data on node-local tiers moves to a shared tier at close, so that it " \
       "outlives the node and other nodes can read it (the engine then writes to the shared " \
-      "tier directly: a move is a second write); `background`: also while the file is idle " \
-      "(write-back, freeing the fast tier for the next burst: node-local tiers then absorb " \
-      "write bursts, as a burst buffer); `never`: data stays where it is (lost with the " \
-      "node; a process on another node gets an error naming the node that holds it).") \
+      "tier directly: a move is a second write); `writeback`: the node-local tiers absorb " \
+      "the writes, as a burst buffer, and the close returns once it has recorded where " \
+      "every piece is; the process moves them to a shared tier behind the application, " \
+      "while the file is idle and after its close, and `MPI_Finalize` (or the process's " \
+      "exit) waits for what is left; readers on other nodes wait for the move " \
+      "(`hcomp_drain_wait`), readers on the writer's node read the fast tier " \
+      "(docs/TIERS.md, \"Write-back\"); `background`: also while the file is idle, and the " \
+      "close waits for the rest; `never`: data stays where it is (lost with the node; a " \
+      "process on another node gets an error naming the node that holds it).") \
+    X("hcomp_drain_wait", "600", opt_parse_drain_wait, opt_show_drain_wait,        \
+      "seconds a read waits for another node's write-back of the pieces it needs", \
+      "A read that needs pieces still on another node's node-local tier waits while that " \
+      "node's processes are moving pieces of the file to a shared tier (`hcomp_drain=" \
+      "writeback`), at most this long (a duration: `600`, `90s`, `500ms`); it then fails " \
+      "with an error naming the node, the tier and the command that moves them (`hcomp " \
+      "drain FILE` on that node). When no process is moving the file's pieces it fails at " \
+      "once; `0` never waits.")                                                     \
     X("hcomp_sync", "durable", opt_parse_sync, opt_show_sync,                       \
       "`durable`: `MPI_File_sync` moves data off volatile tiers first; `tiers`: sync each tier as it is", \
       "`durable`: `MPI_File_sync` first copies what this process wrote to volatile tiers " \
@@ -221,8 +242,8 @@ struct hcomp_options {
     unsigned threads;               /* 0: as many as the cores */
     int shuffle;                    /* 1: a candidate when the data type allows it */
     int stats;                      /* -1: $HCOMP_STATS decides */
-    int drain;                      /* node-local pieces move to a shared tier: 0 never,
-                                       1 at close, 2 also in the background when idle */
+    int drain;                      /* enum hcomp_drain_mode */
+    double drain_wait;              /* seconds a read waits for another node's write-back */
     int sync_tiers;                 /* 1: sync makes each tier durable as it is (volatile
                                        tiers too); 0: pieces leave volatile tiers first */
     int reclaim;                    /* enum hcomp_reclaim_mode */

@@ -123,6 +123,15 @@ HCOMP_API void hcomp_file_set_dtype(hcomp_file *f, int dtype);
 /* Remove the logical file: every piece on every tier, then the mapping file. */
 HCOMP_API int hcomp_file_delete(const char *path, hcomp_error *err);
 
+/* Write-back after close (hint hcomp_drain=writeback): a close returns while this
+ * process goes on moving the handle's pieces off node-local tiers. hcomp_writeback_wait
+ * returns once every such move of this process is done (MPI_Finalize and the process's
+ * exit wait too), with an error when one failed (its pieces then stay where they were,
+ * readable on this node; `hcomp drain FILE` here moves them). hcomp_writeback_pending:
+ * how many closed handles are still moving. */
+HCOMP_API int hcomp_writeback_wait(hcomp_error *err);
+HCOMP_API int hcomp_writeback_pending(void);
+
 /* ---- statistics ------------------------------------------------------------ */
 
 /* hcomp_stats grows at its end only (new counters, a larger capacity for new codecs),

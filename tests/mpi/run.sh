@@ -68,11 +68,11 @@ GENERIC="t_basic_rw t_views t_unaligned t_overwrite t_holes t_size t_nonblocking
          t_fileperproc t_deferred t_shared t_modes t_hints t_errors t_delete t_large t_codecs
          t_badinput t_coalesce t_visible"
 # tests about hcomp's storage (tiers, compression, faults): hcomp: only
-HCOMP_ONLY="t_compress t_spill t_perms t_tiers t_capacity t_engine
+HCOMP_ONLY="t_writeback t_compress t_spill t_perms t_tiers t_capacity t_engine
             t_enospc t_vanish t_rotier t_nospace t_damage t_recdamage t_collfail t_soak
             t_plain t_rewrite t_openshare"
 # tests with rank counts of their own (name:np,np...) instead of $HCOMP_TEST_NPS
-FIXED_NPS="t_soak:${HCOMP_TEST_SOAK_NP:-8} t_coalesce:1,2,4,8"
+FIXED_NPS="t_soak:${HCOMP_TEST_SOAK_NP:-8} t_coalesce:1,2,4,8 t_writeback:2,4"
 export HCOMP_SOAK_SECONDS=${HCOMP_SOAK_SECONDS:-30}
 
 . "$(dirname "$0")/../suite-lib.sh"
