@@ -33,6 +33,10 @@ int cmd_drain(int argc, char **argv)
                "emptied segment files\n", c.argv[0], (unsigned long long) res.pieces,
                res.tier, cli_bytes(res.stored_before, a),
                cli_bytes(res.stored_after, b), (unsigned long long) res.segments_removed);
+        if (res.elsewhere > 0)
+            printf("%s: %llu pieces stay on node-local tiers of another node (%s): run `hcomp "
+                   "drain %s` there\n", c.argv[0], (unsigned long long) res.elsewhere,
+                   res.elsewhere_node, c.argv[0]);
         if (drc != HCOMP_OK) {
             cli_error("drain", "%s (what moved before is recorded; the rest stays where it was)",
                       err.msg);

@@ -99,9 +99,19 @@ static int drain_all_locked(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_
     if (live == NULL)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     uint64_t total = 0, done = 0, unrecorded = 0;
-    for (size_t i = 0; i < npieces; i++)
-        if (live[i] && !on_dir(&f->segs[f->pieces[i].seg], dest))
-            total += f->pieces[i].raw_len;
+    for (size_t i = 0; i < npieces; i++) {
+        const hcomp_segment *g = &f->segs[f->pieces[i].seg];
+        if (!live[i] || on_dir(g, dest))
+            continue;
+        if (g->node_local && strcmp(g->node, hcomp_node_name()) != 0) {
+            /* only its node reads it: `hcomp drain` there moves it */
+            live[i] = 0;
+            res->elsewhere++;
+            snprintf(res->elsewhere_node, sizeof(res->elsewhere_node), "%s", g->node);
+            continue;
+        }
+        total += f->pieces[i].raw_len;
+    }
     unsigned char *buf = NULL;
     size_t cap = 0;
     hcomp_job job;

@@ -100,9 +100,13 @@ typedef struct hcomp_drain_result {
     uint64_t pieces, stored_before, stored_after;   /* the pieces moved */
     uint64_t segments_removed;                      /* emptied segment files removed */
     char tier[64];                                  /* the tier they were moved to */
+    uint64_t elsewhere;         /* live pieces left on another node's node-local tier */
+    char elsewhere_node[64];    /* (one of) that node */
 } hcomp_drain_result;
 
-/* Move every live piece that is not on the last tier of f's configuration there,
+/* Move every live piece that is not on the last tier of f's configuration there (but
+ * those on another node's node-local tier, which only that node reads: counted in
+ * res->elsewhere),
  * re-encoded for it (RELOCATE records), then remove the segment files left without
  * live data. The last tier must be shared. f must be open for writing; the call takes
  * its lock (the caller must not hold it). */

@@ -25,6 +25,10 @@
 #                       when tests/hdf5par has built it (it runs before this suite);
 #                       testphdf5 is left out: on this volume it fails on ufs: too and
 #                       takes minutes
+#   mn_writeback        hcomp_drain=writeback: closed with the pieces on each node's RAM tier,
+#                       read from the other node during the move; --kill: node1's writers
+#                       killed mid write-back, node0's reader told where the bytes are,
+#                       `hcomp drain` on node1 recovers them
 #   mn_synckill         MPI_File_sync from both nodes with data on node-local RAM tiers,
 #                       node1 killed (its /dev/shm wiped), every synced byte read on node0
 #   tools on node1      hcomp info, fsck and export run on a node that wrote nothing; the
@@ -215,6 +219,53 @@ else
     wait $job 2>/dev/null
 fi
 suite_report "mn_synckill: synced from 2 nodes, node1 killed, every synced byte read on node0" $rk "$logk"
+
+# write-back after close (issue 43): the close returns with the pieces on each node's RAM
+# tier; readers on the other node wait for the move, MPI_Finalize waits for the rest. The
+# volume is emulated at 8 MB/s for these cases, so that the moves are still running when
+# the reads (or the kill) come.
+WBCONFIG=$WORK/tiers-wb.json
+cat > "$WBCONFIG" <<JSON
+{"version":1,"tiers":[
+  {"name":"ram","path":"/dev/shm/hcomp-mn","capacity":"256MiB","scope":"node-local","private":true,
+   "bandwidth":"4GB/s","measure":false},
+  {"name":"filedir","path":"@filedir","capacity":"unlimited","scope":"shared",
+   "bandwidth":"8MB/s","emulate":true}
+]}
+JSON
+# left_on NODE NAME: segment files of NAME still on NODE's RAM tier
+left_on() { "$BED" exec "$1" sh -c "find /dev/shm/hcomp-mn -path '*$2.*' -name '*.seg' -size +0 2>/dev/null" | wc -l; }
+logw=$WORK/logs/mn_writeback.log
+"$BED" exec node0 mkdir -p "$MNT/wb"
+mpirun "$logw" -n 4 "$bin/mn_writeback" "hcomp:$MNT/wb/wbfile" "$WBCONFIG" --write
+rw=$?
+if [ $rw -eq 0 ]; then
+    mpirun "$logw" -hosts node0 -n 2 "$bin/mn_writeback" "hcomp:$MNT/wb/wbfile" "$WBCONFIG" --verify=4
+    rw=$?
+fi
+l0=$(left_on node0 wbfile) l1=$(left_on node1 wbfile)
+echo "(segments left on the RAM tiers after the job: node0 $l0, node1 $l1)" >> "$logw"
+[ "$l0" = 0 ] && [ "$l1" = 0 ] || rw=1
+suite_report "mn_writeback: closed with the pieces on each node's RAM, read from the other node during the move, none left after MPI_Finalize" $rw "$logw"
+
+logwk=$WORK/logs/mn_writeback_kill.log
+"$BED" exec node0 mkdir -p "$MNT/wbk"
+echo "\$ bed mpiexec -n 4 mn_writeback --write --kill" > "$logwk"
+timeout -k 10 "$TIMEOUT" "$BED" mpiexec -n 4 "$bin/mn_writeback" "hcomp:$MNT/wbk/wbkfile" "$WBCONFIG" \
+    --write --kill >> "$logwk" 2>&1
+rwk=1
+if grep -q '^closed-' "$logwk"; then
+    l1=$(left_on node1 wbkfile)
+    echo "(node1's RAM tier holds $l1 segment files of the file after the kill)" >> "$logwk"
+    # node1's writers died before their write-back ended: a reader on node0 is told where
+    # the bytes are and what moves them
+    mpirun "$logwk" -hosts node0 -n 2 "$bin/mn_writeback" "hcomp:$MNT/wbk/wbkfile" "$WBCONFIG" --missing=4 &&
+    { echo "\$ bed exec node1 hcomp drain"; "$BED" exec node1 "$PREFIX/bin/hcomp" drain "$MNT/wbk/wbkfile" --config "$WBCONFIG"; } >> "$logwk" 2>&1 &&
+    { echo "\$ bed exec node0 hcomp drain"; "$BED" exec node0 "$PREFIX/bin/hcomp" drain "$MNT/wbk/wbkfile" --config "$WBCONFIG"; } >> "$logwk" 2>&1 &&
+    mpirun "$logwk" -hosts node0 -n 2 "$bin/mn_writeback" "hcomp:$MNT/wbk/wbkfile" "$WBCONFIG" --verify=4 &&
+    [ "$l1" -gt 0 ] && grep -q "node1" "$logwk" && [ "$(left_on node1 wbkfile)" = 0 ] && rwk=0
+fi
+suite_report "mn_writeback --kill: node1's writers killed mid write-back; node0's reader names node1 and hcomp drain; hcomp drain on node1 recovers every byte" $rwk "$logwk"
 
 # the hcomp tool on a node that wrote nothing: info, fsck, export equal to ufs:'s bytes
 logt=$WORK/logs/tools.log

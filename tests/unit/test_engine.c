@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "tutil.h"
+#include "common/clock.h"
 
 #include <ftw.h>
 #include <math.h>
@@ -769,6 +770,89 @@ static void test_background_drain(void **state)
     free(d);
 }
 
+/* hcomp_drain=writeback (docs/TIERS.md, "Write-back"): the close returns with the pieces
+ * still on the node-local tier and the process moves them after it; a reader on another
+ * node waits for the move, one with hcomp_drain_wait=0 does not; hcomp_writeback_wait
+ * returns once the tier is empty; a delete right after a close stops the move and leaves
+ * nothing. The shared tier is emulated slow, so that the move takes a while. */
+static void test_writeback_after_close(void **state)
+{
+    fixture *fx = *state;
+    char json[4 * PATH_MAX];
+    snprintf(json, sizeof(json),
+             "{\"version\": 1, \"tiers\": [\n"
+             " {\"name\": \"nvme\", \"path\": \"%s\", \"scope\": \"node-local\","
+             "  \"bandwidth\": \"2GB/s\", \"latency\": \"20us\", \"measure\": false},\n"
+             " {\"name\": \"pfs\", \"path\": \"%s\", \"bandwidth\": \"16MB/s\", \"latency\": \"1ms\","
+             " \"emulate\": true}\n]}\n", fx->t0, fx->t1);
+    write_text(fx->config, json);
+    const size_t len = 4 * MIB;
+    char *d = text(len);
+    char *back = malloc(len);
+    hcomp_error err;
+    hcomp_options *o = opts(fx, "hcomp_drain", "writeback", NULL);
+    for (int round = 0; round < 3; round++) {
+        setenv("HCOMP_NODE", "node-A", 1);
+        write_file(fx, o, -1, d, len, len);
+        /* the close returned: the move is still running (4 MiB at 16 MB/s) */
+        assert_true(hcomp_writeback_pending() > 0);
+        assert_true(blocks_in(fx->t0) > 64 * 1024);
+        setenv("HCOMP_NODE", "node-B", 1);
+        if (round == 0) {
+            /* another node's reader waits for the move, and reads the right bytes */
+            if (read_file(fx, back, len, &err) != HCOMP_OK)
+                fail_msg("node B during the write-back: %s", err.msg);
+            assert_memory_equal(back, d, len);
+        } else if (round == 1) {
+            /* one that does not wait is told where the bytes are and what moves them */
+            hcomp_options *nw = opts(fx, "hcomp_drain_wait", "0", NULL);
+            hcomp_file *f;
+            assert_int_equal(hcomp_file_open(fx->file, HCOMP_O_RDONLY, 0, 1, nw, &f, &err), HCOMP_OK);
+            uint64_t got = 0;
+            int rc = hcomp_file_pread(f, back, len, 0, &got, &err);
+            if (rc == HCOMP_OK)
+                assert_memory_equal(back, d, len);      /* moved already */
+            else if (!strstr(err.msg, "node node-A") || !strstr(err.msg, "hcomp drain"))
+                fail_msg("the error does not name the node and the command: %s", err.msg);
+            hcomp_file_close(f, NULL);
+            hcomp_options_free(nw);
+        } else {
+            /* a delete right after the close: the move stops, nothing is left */
+            setenv("HCOMP_NODE", "node-A", 1);
+            delete_file(fx);
+            assert_int_equal(hcomp_writeback_pending(), 0);
+            assert_true(blocks_in(fx->t0) <= 8 * 1024);
+            break;
+        }
+        assert_int_equal(hcomp_writeback_wait(&err), HCOMP_OK);
+        assert_int_equal(hcomp_writeback_pending(), 0);
+        if (blocks_in(fx->t0) > 8 * 1024)      /* empty but for directories: moved */
+            fail_msg("round %d: the node-local tier holds %llu bytes after the write-back",
+                     round, (unsigned long long) blocks_in(fx->t0));
+        if (read_file(fx, back, len, &err) != HCOMP_OK)
+            fail_msg("node B after the write-back: %s", err.msg);
+        assert_memory_equal(back, d, len);
+        setenv("HCOMP_NODE", "node-A", 1);
+        delete_file(fx);
+    }
+    /* written with hcomp_drain=never: nothing will move it, so no reader waits */
+    setenv("HCOMP_NODE", "node-A", 1);
+    hcomp_options *nv = opts(fx, "hcomp_drain", "never", NULL);
+    write_file(fx, nv, -1, d, len, len);
+    setenv("HCOMP_NODE", "node-B", 1);
+    double t0 = hcomp_now();
+    assert_int_not_equal(read_file(fx, back, len, &err), HCOMP_OK);
+    assert_true(hcomp_now() - t0 < 5.0);
+    if (!strstr(err.msg, "no process is moving them") || !strstr(err.msg, "hcomp drain"))
+        fail_msg("unexpected error: %s", err.msg);
+    setenv("HCOMP_NODE", "node-A", 1);
+    delete_file(fx);
+    hcomp_options_free(nv);
+    hcomp_options_free(o);
+    free(back);
+    free(d);
+}
+
 /* Writes n tasks (task bytes each, task i from src[i]; dtype announced unless -1) into
  * the fixture's file (replacing it), checks that they read back, and returns the file's
  * statistics. */
@@ -1211,6 +1295,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_close_charged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_writeback_after_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_analysis_reused_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_reused_on_small_tier, setup, teardown),
