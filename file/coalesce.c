@@ -38,7 +38,7 @@ static int find_runs(const hcomp_file *f, run **out, size_t *nout)
         const hcomp_extent *e = i < f->map.n ? &f->map.v[i] : NULL;
         int small = e != NULL && e->piece < f->npieces &&
                     f->pieces[e->piece].raw_len < COALESCE_SMALL &&
-                    hcomp_segment_reachable(&f->segs[f->pieces[e->piece].seg]);
+                    hcomp_segment_reachable(f, &f->segs[f->pieces[e->piece].seg]);
         if (small && cur.extents > 0 && e->off == cur.off + cur.len) {
             cur.len += e->len;
             cur.extents++;

@@ -103,7 +103,7 @@ static int drain_all_locked(hcomp_file *f, const hcomp_tool_io *io, hcomp_drain_
         const hcomp_segment *g = &f->segs[f->pieces[i].seg];
         if (!live[i] || on_dir(g, dest))
             continue;
-        if (g->node_local && strcmp(g->node, hcomp_node_name()) != 0) {
+        if (g->node_local && strcmp(g->node, f->node) != 0) {
             /* only its node reads it: `hcomp drain` there moves it */
             live[i] = 0;
             res->elsewhere++;

@@ -19,9 +19,13 @@
  * and the tiers are checked), so an open that fails on those leaves the file empty. */
 #include "file_internal.h"
 #include "common/util.h"
+#include "common/clock.h"
+
+#define ADOPT_WRITEBACK_WAIT_S 600.0     /* as hcomp_drain_wait's default */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -44,14 +48,28 @@ static int adopt(const char *path, int write_header, int *adopted, hcomp_error *
         return HCOMP_OK;
     }
     int rc = HCOMP_OK;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    /* closed handles still moving the file's pieces (hcomp_drain=writeback) hold its locks
+     * until they are done: this process's are waited for, and other processes' for as
+     * long as they hold the write-back lock (a program that empties its checkpoint and
+     * writes it anew right after closing it, as PnetCDF's ncmpi_create does) */
+    hcomp_writeback_finish(path);
+    double t0 = hcomp_now();
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            /* an hcomp opener of the (emptied) mapping file holds the openers' lock */
+            if (hcomp_open_lock_exclusive(fd, 0) == 0 || errno == ENOLCK || errno == EINVAL ||
+                errno == EOPNOTSUPP)
+                break;
+            flock(fd, LOCK_UN);
+        }
+        if (hcomp_drain_lock_held(fd) == 1 && hcomp_now() - t0 < ADOPT_WRITEBACK_WAIT_S) {
+            struct timespec nap = {0, 20000000L};
+            nanosleep(&nap, NULL);
+            continue;
+        }
         close(fd);
-        return HCOMP_OK;
+        return HCOMP_OK;       /* held by an opener: it stays as it is */
     }
-    /* an hcomp opener of the (emptied) mapping file holds the openers' lock: leave it */
-    if (hcomp_open_lock_exclusive(fd, 0) != 0 && errno != ENOLCK && errno != EINVAL &&
-        errno != EOPNOTSUPP)
-        goto out;
     if (fstat(fd, &st) != 0 || st.st_size != 0)
         goto out;
     if (!write_header)

@@ -206,6 +206,11 @@ struct hcomp_file {
     atomic_int drain_cancel;
     dev_t wb_dev;              /* its mapping file, when it was queued */
     ino_t wb_ino;
+    int wb_queued;             /* closed, its rest in the write-back queue */
+    char node[256];            /* the node this opener runs on (hcomp_node_name at open): its
+                                  write-back thread, which outlives the handle, keeps it */
+    struct stat wb_map_st;     /* the mapping file's state then, and its header bytes */
+    unsigned char wb_map_hdr[HCOMP_MAP_HEADER_SIZE];
     int stats_printed;         /* its statistics were printed at its close already */
     /* a read that failed on a piece of another node's node-local tier (file_read.c waits
      * for its write-back): which segment, which bytes */
@@ -371,6 +376,12 @@ void hcomp_writeback_adopt(hcomp_file *f);
 /* A delete of path in this process: the drains of its closed handles stop, and this
  * returns once those handles are closed (their pieces are deleted anyway). */
 void hcomp_writeback_cancel(const char *path);
+/* Whether f's mapping file is as f's close left it (always, for a handle not in the
+ * write-back queue): after the close the program may have written the path itself, and
+ * then no rewrite of the log may replace what it wrote. */
+int hcomp_writeback_map_unchanged(const hcomp_file *f);
+/* Wait until this process's closed handles of path are done moving its pieces. */
+void hcomp_writeback_finish(const char *path);
 /* The end of a close, after the drain (file_open.c) */
 int hcomp_file_close_finish(hcomp_file *f, int rc, int printed, hcomp_error *err);
 
@@ -460,7 +471,7 @@ int hcomp_piece_live(const hcomp_file *f, uint32_t idx);
 uint64_t hcomp_piece_bytes_on_disk(const hcomp_piece *p);
 /* This process may change the segment: its path is known, and it is not on another node's
  * node-local tier. */
-int hcomp_segment_reachable(const hcomp_segment *s);
+int hcomp_segment_reachable(const hcomp_file *f, const hcomp_segment *s);
 /* dir = path up to its last '/', *file = what follows it */
 void hcomp_split_path(const char *path, char *dir, size_t dn, const char **file);
 

@@ -580,7 +580,7 @@ static int stored_there(hcomp_file *f, uint64_t seg_id, uint64_t seg_off, uint32
     if (s < 0)
         return 1;
     hcomp_segment *sg = &f->segs[s];
-    if (sg->path == NULL || (sg->node_local && strcmp(sg->node, hcomp_node_name()) != 0))
+    if (sg->path == NULL || (sg->node_local && strcmp(sg->node, f->node) != 0))
         return 1;
     /* not kept open: a read opens it when it needs it, and fails if it is gone by then
      * (a tier that vanished); a record its writer's sync confirmed is never set aside */

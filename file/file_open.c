@@ -266,6 +266,7 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
     }
     f->map_fd = -1;
     f->own_wlog = -1;
+    snprintf(f->node, sizeof(f->node), "%s", hcomp_node_name());
     hcomp_read_cache_clear(f, 0);
     hcomp_engine_init(&f->eng, f->path, &f->cfg, f->tw, &f->stats);
     pthread_mutex_init(&f->lock, NULL);

@@ -68,7 +68,7 @@ int hcomp_segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len
 {
     if (s->fd >= 0)
         return HCOMP_OK;
-    if (s->node_local && strcmp(s->node, hcomp_node_name()) != 0) {
+    if (s->node_local && strcmp(s->node, f->node) != 0) {
         /* the read may wait for its writer's write-back (hcomp_file_pread_locked) */
         f->remote_miss = 1;
         f->remote_seg = (size_t) (s - f->segs);
@@ -78,7 +78,7 @@ int hcomp_segment_fd(hcomp_file *f, hcomp_segment *s, uint64_t off, uint32_t len
                           "\"%s\" of node %s, and this process runs on node %s; read the file "
                           "there, or run `hcomp drain %s` there to move them to a shared tier",
                           f->path, (unsigned long long) off, (unsigned long long) (off + len),
-                          s->tier, s->node, hcomp_node_name(), f->path);
+                          s->tier, s->node, f->node, f->path);
     }
     if (s->path == NULL)
         return hcomp_fail(err, HCOMP_E_CORRUPT, "%s: logical bytes [%llu, %llu) are in segment "
@@ -1106,7 +1106,7 @@ static int remote_wait(hcomp_file *f, uint64_t generation, double wait_from, hco
                "to a shared tier; %s (waited %.1f s)", f->path,
                (unsigned long long) f->remote_off,
                (unsigned long long) (f->remote_off + f->remote_len), s->tier, s->node,
-               hcomp_node_name(), f->path, s->node, why, waited);
+               f->node, f->path, s->node, why, waited);
     return 0;
 }
 

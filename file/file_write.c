@@ -175,7 +175,7 @@ int hcomp_segment_append(hcomp_file *f, int t, struct iovec *iov, int iovcnt, ui
     hcomp_tier_emulate(&f->cfg.tier[t], total, 1, t0);
     hcomp_monitor_observe(w->mon, 1, total, hcomp_now() - t0);
     if (is_new && hcomp_map_encode_segment(&f->batch, w->seg_id, f->cfg.tier[t].name, w->dir,
-                                           w->seg_name, hcomp_node_name(),
+                                           w->seg_name, f->node,
                                            f->cfg.tier[t].node_local ? HCOMP_SEGMENT_NODE_LOCAL : 0) != 0)
         return hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);
     *seg_off = w->seg_tail;

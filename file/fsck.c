@@ -299,7 +299,7 @@ static int check_pieces(hcomp_file *f, const hcomp_tool_io *io, hcomp_fsck_resul
         seg_used[p->seg] = 1;
         hcomp_error e;
         int sane = hcomp_piece_size_ok(f, p, &e) == HCOMP_OK;  /* before allocating for it */
-        if (s->node_local && strcmp(s->node, hcomp_node_name()) != 0) {
+        if (s->node_local && strcmp(s->node, f->node) != 0) {
             res->remote_pieces++;   /* readable on its node only: fsck it there */
         } else if (sane && hcomp_grow(&buf, &cap, p->raw_len ? p->raw_len : 1) != 0) {
             rc = hcomp_fail(err, HCOMP_E_NOMEM, "%s: out of memory", f->path);

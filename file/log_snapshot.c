@@ -229,7 +229,10 @@ int hcomp_log_rewrite(hcomp_file *f, const hcomp_seg_use *use, const unsigned ch
     unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
     hcomp_map_header_encode(&nh, hdr);
     if (rc == HCOMP_OK)
-        rc = hcomp_map_replace(f->path, hdr, &recs, st->st_mode, "hcomp-compact", err);
+        rc = !hcomp_writeback_map_unchanged(f)
+                 ? hcomp_fail(err, HCOMP_E_IO, "%s: changed since its close by something else "
+                              "than hcomp: its log is not rewritten", f->path)
+                 : hcomp_map_replace(f->path, hdr, &recs, st->st_mode, "hcomp-compact", err);
     if (rc == HCOMP_OK) {
         res->log_rewritten = 1;
         res->log_after = HCOMP_MAP_HEADER_SIZE + recs.len;

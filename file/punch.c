@@ -70,7 +70,7 @@ static int tier_limited(const hcomp_file *f, uint32_t seg)
 static int punchable(const hcomp_file *f, uint32_t idx)
 {
     uint32_t seg = f->pieces[idx].seg;
-    return hcomp_segment_reachable(&f->segs[seg]) && tier_limited(f, seg);
+    return hcomp_segment_reachable(f, &f->segs[seg]) && tier_limited(f, seg);
 }
 
 int hcomp_overwritten_collect(const hcomp_file *f, uint64_t off, uint64_t len, uint32_t **out,

@@ -38,9 +38,9 @@ uint64_t hcomp_piece_bytes_on_disk(const hcomp_piece *p)
     return HCOMP_PIECE_HEADER_SIZE + (uint64_t) p->stored_len;
 }
 
-int hcomp_segment_reachable(const hcomp_segment *s)
+int hcomp_segment_reachable(const hcomp_file *f, const hcomp_segment *s)
 {
-    return s->path != NULL && (!s->node_local || strcmp(s->node, hcomp_node_name()) == 0);
+    return s->path != NULL && (!s->node_local || strcmp(s->node, f->node) == 0);
 }
 
 void hcomp_split_path(const char *path, char *dir, size_t dn, const char **file)
@@ -77,7 +77,7 @@ int hcomp_reclaim_survey(const hcomp_file *f, hcomp_seg_use **use_out, unsigned 
         }
     }
     for (size_t s = 0; s < f->nsegs; s++)
-        use[s].reachable = hcomp_segment_reachable(&f->segs[s]);
+        use[s].reachable = hcomp_segment_reachable(f, &f->segs[s]);
     *use_out = use;
     *live_out = live;
     return HCOMP_OK;

@@ -13,6 +13,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,21 +31,56 @@ static unsigned wb_failures;            /* drains that failed since the last wai
 static char wb_first_failure[HCOMP_ERROR_MSG_MAX];
 static int wb_atexit_set;
 
+/* Whether the mapping file at the path is as the close left it. The last opener's
+ * reclaim may rewrite it whole; after the close, the program (or another one) may have
+ * written the path itself (a plain file in its place, a truncate, damage): then nothing
+ * of hcomp's may replace it. In format 3 nothing else of hcomp's changes the mapping file
+ * while this handle holds the openers' lock (writers append to logs of their own). */
+int hcomp_writeback_map_unchanged(const hcomp_file *f)
+{
+    if (!f->wb_queued)
+        return 1;
+    struct stat now;
+    unsigned char hdr[HCOMP_MAP_HEADER_SIZE];
+    int fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int same = fstat(fd, &now) == 0 && now.st_dev == f->wb_map_st.st_dev &&
+               now.st_ino == f->wb_map_st.st_ino &&
+               pread(fd, hdr, sizeof(hdr), 0) == (ssize_t) sizeof(hdr) &&
+               memcmp(hdr, f->wb_map_hdr, sizeof(hdr)) == 0;
+    close(fd);
+    if (same && f->hdr.version >= HCOMP_MAP_VERSION_WLOGS)
+        same = now.st_size == f->wb_map_st.st_size &&
+               now.st_mtim.tv_sec == f->wb_map_st.st_mtim.tv_sec &&
+               now.st_mtim.tv_nsec == f->wb_map_st.st_mtim.tv_nsec;
+    return same;
+}
+
 static void finish_one(hcomp_file *f)
 {
     hcomp_error e;
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s", f->path);
     int rc = HCOMP_OK;
+    struct stat now;
+    if (!atomic_load(&f->drain_cancel) && fstat(f->map_fd, &now) == 0 &&
+        (now.st_nlink == 0 || (now.st_size == 0 && f->wb_map_st.st_size > 0))) {
+        /* removed, or emptied by the program (`: > file`, PnetCDF's ncmpi_create) since
+         * the close: its data was thrown away, and so are this handle's pieces */
+        hcomp_file_remove_own_segments(f, 0);
+        atomic_store(&f->drain_cancel, 1);
+    }
     if (!atomic_load(&f->drain_cancel)) {
         rc = hcomp_drain_node_local(f, &e);
-        if (rc == HCOMP_OK && !atomic_load(&f->drain_cancel))
+        /* a file changed behind hcomp's back is left to `hcomp fsck` and `compact` */
+        if (rc == HCOMP_OK && !atomic_load(&f->drain_cancel) && hcomp_writeback_map_unchanged(f))
             hcomp_reclaim_at_close(f);
     }
     if (rc != HCOMP_OK) {
         fprintf(stderr, "hcomp: %s: the write-back after close failed: %s; the pieces stay on "
                 "node %s's node-local tier, readable there: `hcomp drain %s` on that node "
-                "moves them\n", path, e.msg, hcomp_node_name(), path);
+                "moves them\n", path, e.msg, f->node, path);
         pthread_mutex_lock(&wb_lock);
         if (wb_failures++ == 0)
             snprintf(wb_first_failure, sizeof(wb_first_failure), "%s", e.msg);
@@ -90,6 +126,11 @@ void hcomp_writeback_adopt(hcomp_file *f)
         f->wb_dev = sb.st_dev;
         f->wb_ino = sb.st_ino;
     }
+    f->wb_queued = 1;
+    memset(&f->wb_map_st, 0, sizeof(f->wb_map_st));
+    if (stat(f->path, &f->wb_map_st) != 0 ||
+        pread(f->map_fd, f->wb_map_hdr, sizeof(f->wb_map_hdr), 0) != (ssize_t) sizeof(f->wb_map_hdr))
+        memset(f->wb_map_hdr, 0, sizeof(f->wb_map_hdr));   /* then no reclaim after the move */
     pthread_mutex_lock(&wb_lock);
     if (wb_pid != getpid()) {           /* first use, or a child of a fork */
         wb_pid = getpid();
@@ -162,7 +203,7 @@ static int same_file(const hcomp_file *f, const struct stat *sb)
     return f->wb_dev == sb->st_dev && f->wb_ino == sb->st_ino;
 }
 
-void hcomp_writeback_cancel(const char *path)
+static void wait_for_file(const char *path, int cancel)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
@@ -176,11 +217,13 @@ void hcomp_writeback_cancel(const char *path)
         int left = 0;
         for (hcomp_file *f = wb_head; f; f = f->wb_next)
             if (same_file(f, &sb)) {
-                atomic_store(&f->drain_cancel, 1);
+                if (cancel)
+                    atomic_store(&f->drain_cancel, 1);
                 left = 1;
             }
         if (wb_busy && same_file(wb_busy, &sb)) {
-            atomic_store(&wb_busy->drain_cancel, 1);
+            if (cancel)
+                atomic_store(&wb_busy->drain_cancel, 1);
             left = 1;
         }
         if (!left)
@@ -188,4 +231,14 @@ void hcomp_writeback_cancel(const char *path)
         pthread_cond_wait(&wb_done, &wb_lock);
     }
     pthread_mutex_unlock(&wb_lock);
+}
+
+void hcomp_writeback_cancel(const char *path)
+{
+    wait_for_file(path, 1);
+}
+
+void hcomp_writeback_finish(const char *path)
+{
+    wait_for_file(path, 0);
 }

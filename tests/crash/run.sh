@@ -100,6 +100,8 @@ workload rewrite ram 2 rewrite hcomp_reclaim=close
 workload ramsync ram 2 ramsync hcomp_drain=never
 workload small ram 2 small hcomp_write_buffer=0 hcomp_reclaim=close
 workload drain nvme 2 drain hcomp_drain=background
+# the same moves after the close, behind the program (issue 43), waited for by MPI_Finalize
+workload writeback nvme 2 drain hcomp_drain=writeback
 workload killed ram 2 killed
 
 # hcomp compact of a file with dead pieces: every call of it is a crash point, and each

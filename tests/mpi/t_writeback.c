@@ -18,12 +18,16 @@
  *   delete    the file deleted right after the close, drains pending: nothing is left.
  *   full      a node-local tier too small for two checkpoints: the second, written while
  *             the first drains, goes where there is room; both read back.
+ *   clobber   the file emptied by rank 0 (truncate(2), as PnetCDF's ncmpi_create does) right
+ *             after its close, moves pending, then created again: an hcomp file again
+ *             (not passed through as a plain one), whose new bytes read back.
  *   finalize  a file of each rank's own, closed, then MPI_Finalize at once: after it the
  *             rank's node-local tier is empty (MPI_Finalize waited for the drain).
  */
 #include "tfault.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
 
 #define BLOCK (3 * MiB)
@@ -220,6 +224,55 @@ static int rm_cb(const char *p, const struct stat *sb, int type, struct FTW *ftw
     return type == FTW_DP ? rmdir(p) : unlink(p);
 }
 
+static void part_clobber(const tctx *t, MPI_Info info)
+{
+    const char *name = t_name(t, ".clobber");
+    write_blocks(t, name, info, 71, 0, BLOCK);
+    if (t->rank == 0)
+        TASSERT(truncate(t_path(t, ".clobber"), 0) == 0, "truncate: %s", strerror(errno));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh = t_open(t, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    MPI_Info got;
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    TCHK(MPI_File_get_info(fh, &got));
+    MPI_Info_get(got, "hcomp_file_kind", MPI_MAX_INFO_VAL, v, &flag);
+    TASSERT(flag && strcmp(v, "hcomp") == 0, "an emptied file opened to be written anew while "
+            "its moves ran: hcomp_file_kind is %s, want hcomp", flag ? v : "(absent)");
+    MPI_Info_free(&got);
+    uint8_t *b = t_malloc(BLOCK);
+    uint64_t off = (uint64_t)t->rank * BLOCK;
+    fill(b, BLOCK, off, 72);
+    TCHK(MPI_File_write_at(fh, (MPI_Offset)off, b, (int)BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    free(b);
+    TCHK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_block(t, name, info, (t->rank + 1) % t->nprocs, 72, 72, BLOCK);
+    expect_drained(t, 60, "clobber");
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_delete(t, name, info);
+    /* the emptied file's segment directory and writer logs beside it stay, as after any
+     * truncate (docs/TIERS.md, "What you get on disk": `hcomp orphans` finds them) */
+    if (t->rank == 0) {
+        const char *dir = t_dirname(t->path);
+        const char *base = strrchr(t->path, '/') ? strrchr(t->path, '/') + 1 : t->path;
+        char pre[600];
+        snprintf(pre, sizeof pre, ".%.500s.clobber.", base);
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL)
+            if (strncmp(e->d_name, pre, strlen(pre)) == 0) {
+                char p[8400];
+                snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+                nftw(p, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
+            }
+        if (d)
+            closedir(d);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+
 int main(int argc, char **argv)
 {
     tctx t;
@@ -260,6 +313,7 @@ int main(int argc, char **argv)
         part_rewrite(&t, info);
         part_delete(&t, info);
         part_full(&t, info);
+        part_clobber(&t, info);
     }
 
     /* finalize: a file of this rank's own, closed, then MPI_Finalize at once */
