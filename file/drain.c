@@ -230,7 +230,7 @@ static int drain_pieces(hcomp_file *f, enum drain_what what, uint64_t max_bytes,
         }
         int keep = 0;
         for (size_t i = 0; i < npieces && rc == HCOMP_OK && *moved < max_bytes &&
-                           !atomic_load(&f->drain_cancel); i++) {
+                           !hcomp_writeback_cancelled(f); i++) {
             if (f->pieces[i].seg != (uint32_t) s || !live[i])
                 continue;
             rc = what == DRAIN_VOLATILE
@@ -309,7 +309,7 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
     int rc = drain_pieces(f, DRAIN_NODE_LOCAL, UINT64_MAX, 0, &moved, err);
     if (rc != HCOMP_OK)
         return rc;              /* nothing recorded: the node-local copies stay valid */
-    if (atomic_load(&f->drain_cancel))
+    if (hcomp_writeback_cancelled(f))
         return HCOMP_OK;        /* stopped for a delete, which removes every segment */
     /* every live piece has a shared copy now: free the node-local tier */
     hcomp_file_remove_own_segments(f, 1);

@@ -380,6 +380,8 @@ void hcomp_writeback_cancel(const char *path);
  * write-back queue): after the close the program may have written the path itself, and
  * then no rewrite of the log may replace what it wrote. */
 int hcomp_writeback_map_unchanged(const hcomp_file *f);
+/* Whether f's moves were stopped (a delete of its file while it was queued or moving). */
+int hcomp_writeback_cancelled(const hcomp_file *f);
 /* Wait until this process's closed handles of path are done moving its pieces. */
 void hcomp_writeback_finish(const char *path);
 /* The end of a close, after the drain (file_open.c) */

@@ -24,7 +24,11 @@ static pthread_mutex_t wb_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wb_done = PTHREAD_COND_INITIALIZER;  /* a handle finished */
 static pthread_cond_t wb_work = PTHREAD_COND_INITIALIZER;  /* a handle queued */
 static hcomp_file *wb_head, *wb_tail;   /* queued, oldest first */
-static hcomp_file *wb_busy;             /* being drained */
+static hcomp_file *wb_busy;             /* being drained (freed by the thread: others look
+                                           only at the copies below, under wb_lock) */
+static dev_t wb_busy_dev;
+static ino_t wb_busy_ino;
+static atomic_int wb_busy_cancel;       /* a delete of its file stops its moves */
 static int wb_thread_up;
 static pid_t wb_pid;                    /* a forked child owns none of the queue */
 static unsigned wb_failures;            /* drains that failed since the last wait */
@@ -57,6 +61,12 @@ int hcomp_writeback_map_unchanged(const hcomp_file *f)
     return same;
 }
 
+int hcomp_writeback_cancelled(const hcomp_file *f)
+{
+    /* a queued handle is moved by the write-back thread alone, one at a time */
+    return atomic_load(&f->drain_cancel) || (f->wb_queued && atomic_load(&wb_busy_cancel));
+}
+
 static void finish_one(hcomp_file *f)
 {
     hcomp_error e;
@@ -64,17 +74,17 @@ static void finish_one(hcomp_file *f)
     snprintf(path, sizeof(path), "%s", f->path);
     int rc = HCOMP_OK;
     struct stat now;
-    if (!atomic_load(&f->drain_cancel) && fstat(f->map_fd, &now) == 0 &&
+    if (!hcomp_writeback_cancelled(f) && fstat(f->map_fd, &now) == 0 &&
         (now.st_nlink == 0 || (now.st_size == 0 && f->wb_map_st.st_size > 0))) {
         /* removed, or emptied by the program (`: > file`, PnetCDF's ncmpi_create) since
          * the close: its data was thrown away, and so are this handle's pieces */
         hcomp_file_remove_own_segments(f, 0);
         atomic_store(&f->drain_cancel, 1);
     }
-    if (!atomic_load(&f->drain_cancel)) {
+    if (!hcomp_writeback_cancelled(f)) {
         rc = hcomp_drain_node_local(f, &e);
         /* a file changed behind hcomp's back is left to `hcomp fsck` and `compact` */
-        if (rc == HCOMP_OK && !atomic_load(&f->drain_cancel) && hcomp_writeback_map_unchanged(f))
+        if (rc == HCOMP_OK && !hcomp_writeback_cancelled(f) && hcomp_writeback_map_unchanged(f))
             hcomp_reclaim_at_close(f);
     }
     if (rc != HCOMP_OK) {
@@ -103,6 +113,9 @@ static void *wb_main(void *arg)
         if (wb_head == NULL)
             wb_tail = NULL;
         wb_busy = f;
+        wb_busy_dev = f->wb_dev;
+        wb_busy_ino = f->wb_ino;
+        atomic_store(&wb_busy_cancel, 0);
         pthread_mutex_unlock(&wb_lock);
         finish_one(f);          /* frees f */
         pthread_mutex_lock(&wb_lock);
@@ -110,6 +123,19 @@ static void *wb_main(void *arg)
         pthread_cond_broadcast(&wb_done);
     }
     return NULL;
+}
+
+/* A child of fork owns none of its parent's queue, and may have been forked while the
+ * thread held the lock: it starts afresh (its exit then waits for nothing). */
+static void wb_atfork_child(void)
+{
+    pthread_mutex_init(&wb_lock, NULL);
+    pthread_cond_init(&wb_done, NULL);
+    pthread_cond_init(&wb_work, NULL);
+    wb_head = wb_tail = wb_busy = NULL;
+    wb_thread_up = 0;
+    wb_failures = 0;
+    wb_pid = getpid();
 }
 
 static void wait_at_exit(void)
@@ -132,12 +158,8 @@ void hcomp_writeback_adopt(hcomp_file *f)
         pread(f->map_fd, f->wb_map_hdr, sizeof(f->wb_map_hdr), 0) != (ssize_t) sizeof(f->wb_map_hdr))
         memset(f->wb_map_hdr, 0, sizeof(f->wb_map_hdr));   /* then no reclaim after the move */
     pthread_mutex_lock(&wb_lock);
-    if (wb_pid != getpid()) {           /* first use, or a child of a fork */
+    if (wb_pid == 0)                    /* first use */
         wb_pid = getpid();
-        wb_head = wb_tail = wb_busy = NULL;
-        wb_thread_up = 0;
-        wb_failures = 0;
-    }
     if (!wb_thread_up) {
         pthread_t t;
         pthread_attr_t a;
@@ -145,8 +167,10 @@ void hcomp_writeback_adopt(hcomp_file *f)
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
         wb_thread_up = pthread_create(&t, &a, wb_main, NULL) == 0;
         pthread_attr_destroy(&a);
-        if (wb_thread_up && !wb_atexit_set)
+        if (wb_thread_up && !wb_atexit_set) {
             wb_atexit_set = atexit(wait_at_exit) == 0;
+            (void) pthread_atfork(NULL, NULL, wb_atfork_child);
+        }
     }
     if (!wb_thread_up) {
         /* no thread: the close drains now, as hcomp_drain=close would */
@@ -221,9 +245,9 @@ static void wait_for_file(const char *path, int cancel)
                     atomic_store(&f->drain_cancel, 1);
                 left = 1;
             }
-        if (wb_busy && same_file(wb_busy, &sb)) {
+        if (wb_busy && wb_busy_dev == sb.st_dev && wb_busy_ino == sb.st_ino) {
             if (cancel)
-                atomic_store(&wb_busy->drain_cancel, 1);
+                atomic_store(&wb_busy_cancel, 1);
             left = 1;
         }
         if (!left)
