@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,7 +321,8 @@ int hcomp_drain_node_local(hcomp_file *f, hcomp_error *err)
 
 #define DRAIN_PERIOD_S 0.2      /* how often it looks */
 #define DRAIN_IDLE_S 0.1        /* the caller must have been idle this long */
-#define DRAIN_STEP_BYTES (16u << 20)
+#define DRAIN_STEP_BYTES (4u << 20)     /* moved under the file's lock at a time: a write
+                                           that comes meanwhile waits for at most this */
 #define RECLAIM_PERIOD_S 5.0    /* the background reclaim tries at most this often */
 
 static void *drain_main(void *arg)
@@ -338,14 +340,23 @@ static void *drain_main(void *arg)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&f->drain_wake, &f->lock, &ts);
+        /* steps while the caller stays idle, the lock let go between them so that a
+         * write or read that comes waits for one step, not for the whole move */
+        uint64_t moved = 1;
+        while (!f->drain_stop && moved > 0 && atomic_load(&f->callers) == 0 &&
+               hcomp_now() - f->last_io >= DRAIN_IDLE_S) {
+            hcomp_error e;
+            moved = 0;
+            if (hcomp_drain_step(f, DRAIN_STEP_BYTES, &moved, &e) == HCOMP_OK)
+                f->stats.drained_bytes += moved;
+            else
+                f->stats.drain_errors++;    /* the data stays where it is; close tries again */
+            pthread_mutex_unlock(&f->lock);
+            sched_yield();
+            pthread_mutex_lock(&f->lock);
+        }
         if (f->drain_stop || hcomp_now() - f->last_io < DRAIN_IDLE_S)
             continue;
-        uint64_t moved = 0;
-        hcomp_error e;
-        if (hcomp_drain_step(f, DRAIN_STEP_BYTES, &moved, &e) == HCOMP_OK)
-            f->stats.drained_bytes += moved;
-        else
-            f->stats.drain_errors++;    /* the data stays where it is; close tries again */
         if (f->generation != reclaimed_at && hcomp_now() - tried >= RECLAIM_PERIOD_S) {
             tried = hcomp_now();
             if (hcomp_reclaim_idle(f))

@@ -5,9 +5,12 @@
 #include "common/clock.h"
 #include "common/util.h"
 
+/* callers announce themselves first: the drain's steps stop for them (file/drain.c) */
 #define LOCKED(f, call)                      \
     do {                                     \
+        atomic_fetch_add(&(f)->callers, 1);  \
         pthread_mutex_lock(&(f)->lock);      \
+        atomic_fetch_sub(&(f)->callers, 1);  \
         int rc_ = (call);                    \
         (f)->last_io = hcomp_now();          \
         pthread_mutex_unlock(&(f)->lock);    \

@@ -200,6 +200,7 @@ struct hcomp_file {
     pthread_cond_t drain_wake;
     pthread_t drain_thread;
     int drain_running, drain_stop;
+    atomic_int callers;        /* callers waiting for the lock: the drain lets them in */
     /* write-back (hcomp_drain=writeback): the closed handle waits in the process's queue
      * (file/writeback.c); a delete of the file in this process cancels its drain */
     struct hcomp_file *wb_next;
