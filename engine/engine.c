@@ -144,6 +144,16 @@ static int form_of(int filter)
     return hcomp_filter_is_bitshuffle(filter) ? HCOMP_FORM_BITSHUFFLED : HCOMP_FORM_SHUFFLED;
 }
 
+/* c-blosc 1's chunks (codecs 8, 9) are candidates only where hcomp_codecs names them: c-blosc2's
+ * with the same compressor and bitshuffle made the same ratio or more at 1.0-2.3x their
+ * compression and 1.3-1.7x their decoding speed on every kind of data measured
+ * (benchmarks/blosc_gens.c, docs/ENGINE.md "c-blosc2"); they stay readable, and the seed
+ * keeps their models for files that name them. */
+static int superseded(unsigned codec)
+{
+    return codec == HCOMP_CODEC_BLOSC_LZ4 || codec == HCOMP_CODEC_BLOSC_ZSTD;
+}
+
 /* c-blosc2's codecs also take bytedelta (c-blosc 1's take bitshuffle only, as candidates) */
 static int takes_bytedelta(unsigned codec)
 {
@@ -274,7 +284,8 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
         for (size_t i = 0; i < k; i++) {
             const hcomp_model_prediction *m = pok ? &pp[i] : sok ? &ps[i] : bok ? &pb[i]
                                                                           : &pd[i]; /* same model */
-            if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
+            if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level) ||
+                (superseded(m->codec) && o->nallowed == 0))
                 continue;
             if (hcomp_codec_by_id(m->codec)->compress_typed != NULL) {
                 if (bok) {
