@@ -171,11 +171,13 @@ static int blosc2_decode(const void *src, size_t src_len, void *dst, size_t dst_
     if (blosc2_cbuffer_sizes(src, &nbytes, &cbytes, &bsize) < 0 || nbytes < 0 ||
         (size_t) nbytes != body || cbytes < 0 || (size_t) cbytes != chunk_len)
         return HCOMP_E_CORRUPT;
-    /* a chunk of special values (zeros, NaNs, a repeated value) has no blocks of this
-     * compressor; anything else must be this codec's (never a user codec: a plugin load) */
+    /* a chunk of zeros (what c-blosc2 writes for an all-zero input) has no blocks of this
+     * compressor; hcomp writes no other special chunk (an "uninitialized" one would decode
+     * to whatever the reader's buffer held); anything else must be this codec's (never a
+     * user codec: a plugin load) */
     int special = (b2flags >> 4) & BLOSC2_SPECIAL_MASK;
     int memcpyed = (flags & BLOSC_MEMCPYED) != 0;
-    if (special > BLOSC2_SPECIAL_LASTID)
+    if (special != 0 && special != BLOSC2_SPECIAL_ZERO)
         return HCOMP_E_CORRUPT;
     if (!memcpyed && special == 0 && ((flags >> 5) & 7) != format)
         return HCOMP_E_CORRUPT;     /* another codec's chunk under this id */

@@ -293,7 +293,8 @@ static void test_blosc2_incompressible(void **state)
 
 /* A damaged header never reaches c-blosc2's plugin loader or another compressor: a user
  * filter or codec code, a filter meta other than the element size, an element size other
- * than the record's are refused before decoding. */
+ * than the record's, a special chunk hcomp never writes are refused before decoding; an
+ * all-zero input is c-blosc2's chunk of zeros, which decodes. */
 static void test_blosc2_header_checks(void **state)
 {
     (void) state;
@@ -314,6 +315,8 @@ static void test_blosc2_header_checks(void **state)
         {2, 0x05 | (6 << 5)},  /* a user codec's format code */
         {2, 0x05 | (1 << 5)},  /* lz4's blocks under blosc2-zstd */
         {2, 0x01 | (4 << 5)},  /* not an extended (c-blosc2) header */
+        {31, 0x40},  /* a chunk of "uninitialized" values: decodes to the buffer's old bytes */
+        {31, 0x20},  /* a chunk of NaNs: hcomp writes none */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         unsigned char keep = dst[bad[i].at];
@@ -324,6 +327,15 @@ static void test_blosc2_header_checks(void **state)
         dst[bad[i].at] = keep;
     }
     assert_int_equal(c->decompress(dst, clen, back, n), HCOMP_OK);
+    assert_memory_equal(back, src, n);
+    memset(src, 0, n);
+    assert_int_equal(hcomp_filter_encode(c, 5, HCOMP_FILTER_BYTEDELTA8, src, n, &tmp, &tmp_cap,
+                                         dst, cap, &clen), HCOMP_OK);
+    assert_int_equal(clen, 32);
+    assert_int_equal(dst[31] & 0x70, 0x10);    /* c-blosc2's special chunk of zeros */
+    memset(back, 0xA5, n);
+    assert_int_equal(hcomp_filter_decode(c, HCOMP_FILTER_BYTEDELTA8, dst, clen, back, n, &tmp,
+                                         &tmp_cap), HCOMP_OK);
     assert_memory_equal(back, src, n);
     free(tmp);
     free(dst);
