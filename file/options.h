@@ -52,7 +52,8 @@ enum hcomp_access_style {
       "the codecs the engine may choose from, e.g. `lz4,zstd:3`",                   \
       "The codecs the engine may choose from under `hcomp_codec=auto`, e.g. " \
       "`lz4,zstd:3`; a name alone allows every level the seed models. `all`: every codec " \
-      "the seed models.")                                                           \
+      "the seed models but the c-blosc 1 ones (`blosc-lz4`, `blosc-zstd`: `blosc2-lz4` and " \
+      "`blosc2-zstd` supersede them, docs/ENGINE.md), which a list may name.")      \
     X("hcomp_priority", "read_after_write", opt_parse_priority, opt_show_priority,  \
       "weight preset: `read_after_write`, `read_bandwidth`, `write_bandwidth`, `async`, `archival`", \
       "A preset of the engine's weights (docs/ENGINE.md): `async`, `archival`, " \
