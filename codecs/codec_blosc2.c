@@ -15,12 +15,14 @@
  * per-block costs and cut zstd's window for nothing (docs/ENGINE.md, "c-blosc2").
  * Every call runs on the calling thread (nthreads 1) with a context of its own.
  *
- * Delta filters and tails: c-blosc2 2.17.1's bytedelta leaves a block's bytes past its
- * last whole element unwritten (its forward pass covers length / typesize elements per
- * plane), and its delta gets them wrong as well (measured: round trips of 4099 bytes in
- * 4- and 8-byte elements differ from byte 4096 on), so a chunk of either holds the whole
- * elements only, and the last (length mod element size) bytes follow the chunk as they
- * are (docs/FORMAT.md, "Codec ids"). */
+ * Tails: a chunk of a transform holds whole elements only, and the last (length mod element
+ * size) bytes follow the chunk as they are (docs/FORMAT.md, "Codec ids"). c-blosc2 2.17.1
+ * mishandles a length that is not a multiple of the element size three ways: bytedelta
+ * leaves the bytes past the last whole element unwritten (its forward pass covers
+ * length / typesize elements per plane), delta gets them wrong (round trips of 4099 bytes
+ * in 4- and 8-byte elements differed from byte 4096 on), and for all-zero input it writes
+ * a chunk of zeros that its own decoder refuses ("nbytes is not a multiple of typesize":
+ * 33 zero bytes of 4-byte elements, found by tests/fuzz/fuzz_codecs). */
 #include <blosc2.h>
 #include <limits.h>
 #include <pthread.h>
@@ -81,10 +83,11 @@ static int blosc2_pipeline(int shuffle, unsigned typesize, uint8_t codes[BLOSC2_
     }
 }
 
-/* the transforms whose chunks leave the bytes past the last whole element out (see top) */
+/* the transforms whose chunks leave the bytes past the last whole element out (see top):
+ * all but none (element size 1) */
 static int has_tail(int shuffle)
 {
-    return shuffle == HCOMP_SHUFFLE_BYTEDELTA || shuffle == HCOMP_SHUFFLE_DELTA;
+    return shuffle != HCOMP_SHUFFLE_NONE;
 }
 
 static int blosc2_encode(const hcomp_codec *self, int compcode, const void *src,
