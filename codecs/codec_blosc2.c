@@ -26,8 +26,10 @@
 #include <blosc2.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include "codecs_internal.h"
+#include "blosc2_env.h"
 
 #define HC_BLOSC2_LEVEL_MIN 1
 #define HC_BLOSC2_LEVEL_MAX 9
@@ -43,6 +45,18 @@ static pthread_once_t blosc2_once = PTHREAD_ONCE_INIT;
 static void blosc2_start(void)
 {
     blosc2_init();
+}
+
+const char *hcomp_blosc2_env_override(void)
+{
+    /* what blosc2_create_cctx reads over its parameters and that changes the stream (the
+     * level, block size, split mode and threads it also reads change only its speed) */
+    static const char *const names[] = {"BLOSC_SHUFFLE", "BLOSC_DELTA", "BLOSC_TYPESIZE",
+                                        "BLOSC_COMPRESSOR"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (getenv(names[i]) != NULL)
+            return names[i];
+    return NULL;
 }
 
 static size_t blosc2_bound(size_t src_len)
@@ -124,6 +138,18 @@ static int blosc2_encode(const hcomp_codec *self, int compcode, const void *src,
     int n = blosc2_compress_ctx(ctx, HCOMP_IN_(src, zs), (int32_t) body, dst, (int32_t) cap);
     blosc2_free_ctx(ctx);
     if (n <= 0)         /* 0: did not fit; < 0: an internal error */
+        return HCOMP_E_INVAL;
+    /* the chunk must be what was asked for (c-blosc2 applies BLOSC_* environment variables
+     * over its parameters, blosc2_env.h): a piece whose record says otherwise would not
+     * read back */
+    const uint8_t *h = dst;
+    int special = (h[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK;
+    if (memcmp(h + BLOSC2_CHUNK_FILTER_CODES, cp.filters, BLOSC2_MAX_FILTERS) != 0 ||
+        memcmp(h + BLOSC2_CHUNK_FILTER_META, cp.filters_meta, BLOSC2_MAX_FILTERS) != 0 ||
+        h[BLOSC2_CHUNK_TYPESIZE] != (uint8_t) cp.typesize ||
+        (!(h[BLOSC2_CHUNK_FLAGS] & BLOSC_MEMCPYED) && special == 0 &&
+         ((h[BLOSC2_CHUNK_FLAGS] >> 5) & 7) != (compcode == BLOSC_LZ4 ? BLOSC_LZ4_FORMAT
+                                                                      : BLOSC_ZSTD_FORMAT)))
         return HCOMP_E_INVAL;
     if (tail > 0)
         memcpy((unsigned char *) dst + n, (const unsigned char *) src + body, tail);

@@ -5,6 +5,7 @@
 #include "tiers/piece_header.h"
 #include "filter.h"
 #include "predictor.h"
+#include "codecs/blosc2_env.h"
 #include "common/util.h"
 #include "common/clock.h"
 
@@ -266,6 +267,9 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
     int sh_ok = plan->has_sh && !incompressible(&plan->feat_sh);
     int bs_ok = plan->has_sh && bfilter != HCOMP_FILTER_NONE && !incompressible(&plan->feat_bs);
     int dfilter = hcomp_filter_for(HCOMP_SHUFFLE_BYTEDELTA, hcomp_filter_typesize(filter));
+    /* c-blosc2 would apply BLOSC_* environment variables over its chunks' settings: its
+     * codecs then refuse every piece, so they are no candidates (codecs/blosc2_env.h) */
+    int blosc2_env = hcomp_blosc2_env_override() != NULL;
     int bd_ok = plan->has_sh && dfilter != HCOMP_FILTER_NONE && !incompressible(&plan->feat_bd);
     /* the models a chunk at a time, each chunk's predictions under one lock; a codec
      * that bit-shuffles inside is a candidate with bitshuffle only (without it, it is a
@@ -285,7 +289,8 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
             const hcomp_model_prediction *m = pok ? &pp[i] : sok ? &ps[i] : bok ? &pb[i]
                                                                           : &pd[i]; /* same model */
             if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level) ||
-                (superseded(m->codec) && o->nallowed == 0))
+                (superseded(m->codec) && o->nallowed == 0) ||
+                (takes_bytedelta(m->codec) && blosc2_env))
                 continue;
             if (hcomp_codec_by_id(m->codec)->compress_typed != NULL) {
                 if (bok) {

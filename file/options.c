@@ -2,6 +2,7 @@
 #include "options.h"
 #include "tiers/piece_header.h"
 #include "engine/filter.h"
+#include "codecs/blosc2_env.h"
 #include "common/util.h"
 
 #include <ctype.h>
@@ -666,6 +667,12 @@ void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings
 
 int hcomp_options_check(const hcomp_options *o, hcomp_error *err)
 {
+    const char *env = hcomp_blosc2_env_override();
+    if (o->codec != NULL && env != NULL &&
+        (o->codec->id == HCOMP_CODEC_BLOSC2_LZ4 || o->codec->id == HCOMP_CODEC_BLOSC2_ZSTD))
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint hcomp_codec=%s: the environment sets %s, "
+                          "which c-blosc2 applies over hcomp's settings of its chunks; unset it "
+                          "(or choose another codec)", o->codec->name, env);
     if (o->codec == NULL || o->shuffle_fixed <= HCOMP_SHUFFLE_NONE)
         return HCOMP_OK;
     /* the transform of 8-byte elements stands for both sizes: they fit the same codecs */

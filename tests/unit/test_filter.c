@@ -20,6 +20,7 @@
 #include "hcomp_model.h"
 #include "engine/analyzer.h"
 #include "engine/filter.h"
+#include "codecs/blosc2_env.h"
 
 static uint64_t rng(uint64_t *s)
 {
@@ -372,6 +373,32 @@ static void test_blosc2_header_checks(void **state)
     free(src);
 }
 
+/* c-blosc2 applies BLOSC_SHUFFLE, BLOSC_TYPESIZE, ... from the environment over its
+ * caller's settings: a chunk made so is not what the piece's record would say, so the
+ * codec refuses to make it (the write fails; no unreadable piece is stored). */
+static void test_blosc2_env_refused(void **state)
+{
+    (void) state;
+    const size_t n = 65536;
+    unsigned char *src = typed_bytes(n, 8, 3);
+    const hcomp_codec *c = hcomp_codec_by_id(HCOMP_CODEC_BLOSC2_LZ4);
+    size_t cap = c->bound(n), clen = 0;
+    unsigned char *dst = malloc(cap);
+    static const char *const vars[][2] = {{"BLOSC_SHUFFLE", "NOSHUFFLE"}, {"BLOSC_TYPESIZE", "4"},
+                                          {"BLOSC_COMPRESSOR", "blosclz"}};
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+        assert_null(hcomp_blosc2_env_override());
+        assert_int_equal(setenv(vars[v][0], vars[v][1], 1), 0);
+        assert_string_equal(hcomp_blosc2_env_override(), vars[v][0]);
+        assert_int_equal(c->compress_typed(src, n, dst, cap, &clen, 5, 8, HCOMP_SHUFFLE_BIT),
+                         HCOMP_E_INVAL);
+        assert_int_equal(unsetenv(vars[v][0]), 0);
+    }
+    assert_int_equal(c->compress_typed(src, n, dst, cap, &clen, 5, 8, HCOMP_SHUFFLE_BIT), HCOMP_OK);
+    free(dst);
+    free(src);
+}
+
 /* Pieces made by one process decode in another that never chose their codec or filter:
  * a child process encodes one chunk of each c-blosc2 codec x filter into a file; this
  * process (which runs this test first, before anything of it used c-blosc2) decodes
@@ -466,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_blosc2_roundtrips),
         cmocka_unit_test(test_blosc2_incompressible),
         cmocka_unit_test(test_blosc2_zero_tails),
+        cmocka_unit_test(test_blosc2_env_refused),
         cmocka_unit_test(test_blosc2_header_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -352,6 +352,21 @@ static void test_shuffle_fits_codec(void **state)
         {"blosc-zstd", "bytedelta", 0}, {"blosc-lz4", "delta", 0}, {"zstd", "byte", 1},
         {"zstd", "bit", 0}, {"lz4", "bytedelta", 0}, {"none", "byte", 0},
         {"zstd", "off", 1}, {"lz4", "auto", 1}};
+    /* c-blosc2 would apply BLOSC_TYPESIZE over its chunks: a fixed blosc2 codec is refused,
+     * naming the variable; other codecs are not */
+    assert_int_equal(setenv("BLOSC_TYPESIZE", "2", 1), 0);
+    for (int k = 0; k < 2; k++) {
+        hcomp_options *o = hcomp_options_new();
+        hcomp_error e;
+        assert_int_equal(hcomp_options_set(o, "hcomp_codec", k ? "zstd" : "blosc2-zstd", &e),
+                         HCOMP_OK);
+        e.msg[0] = '\0';
+        assert_int_equal(hcomp_options_check(o, &e), k ? HCOMP_OK : HCOMP_E_INVAL);
+        if (!k)
+            assert_non_null(strstr(e.msg, "BLOSC_TYPESIZE"));
+        hcomp_options_free(o);
+    }
+    assert_int_equal(unsetenv("BLOSC_TYPESIZE"), 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         hcomp_options *o = hcomp_options_new();
         hcomp_error e;
