@@ -18,6 +18,8 @@ extern const hcomp_codec hcomp_codec_snappy;
 extern const hcomp_codec hcomp_codec_lzma;
 extern const hcomp_codec hcomp_codec_blosc_lz4;
 extern const hcomp_codec hcomp_codec_blosc_zstd;
+extern const hcomp_codec hcomp_codec_blosc2_lz4;
+extern const hcomp_codec hcomp_codec_blosc2_zstd;
 
 /* Libraries whose stream APIs count in 32-bit units (zlib, bzip2) are fed at most
  * this many bytes per call, so buffers above 4 GiB work instead of being truncated.

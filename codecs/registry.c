@@ -11,7 +11,8 @@
 static const hcomp_codec *const codecs[] = {
     &hcomp_codec_none,  &hcomp_codec_lz4,   &hcomp_codec_zstd,   &hcomp_codec_zlib,
     &hcomp_codec_bzip2, &hcomp_codec_brotli, &hcomp_codec_snappy, &hcomp_codec_lzma,
-    &hcomp_codec_blosc_lz4, &hcomp_codec_blosc_zstd,
+    &hcomp_codec_blosc_lz4, &hcomp_codec_blosc_zstd, &hcomp_codec_blosc2_lz4,
+    &hcomp_codec_blosc2_zstd,
 };
 _Static_assert(sizeof codecs / sizeof codecs[0] == HCOMP_CODEC_COUNT,
                "one registry entry per enum hcomp_codec_id");

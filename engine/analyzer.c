@@ -516,12 +516,12 @@ int hcomp_analyze_shuffled(const void *buf, size_t len, unsigned k, const hcomp_
  * that of blosc-lz4 bit-shuffling elements of k bytes on the same sampled slices. Byte
  * statistics miss what a bit transpose finds (sign and exponent planes apart from noisy
  * low mantissa bits: particle positions go from 1.6 to 1.75), the probe sees it. */
-int hcomp_analyze_bitshuffled(const void *buf, size_t len, unsigned k,
-                              const hcomp_features *shuffled, hcomp_features *out)
+static int analyze_typed(const void *buf, size_t len, unsigned k, unsigned codec, int shuffle,
+                         const hcomp_features *shuffled, hcomp_features *out)
 {
     if (out == NULL || shuffled == NULL || (buf == NULL && len > 0) || (k != 4 && k != 8))
         return HCOMP_E_INVAL;
-    const hcomp_codec *bl = hcomp_codec_by_id(HCOMP_CODEC_BLOSC_LZ4);
+    const hcomp_codec *bl = hcomp_codec_by_id(codec);
     static _Thread_local unsigned char dst[HCOMP_ANALYZE_MAX_SAMPLE + 64];
     sample s;
     take_sample(buf, len, &s);
@@ -529,7 +529,7 @@ int hcomp_analyze_bitshuffled(const void *buf, size_t len, unsigned k,
     for (int i = 0; i < s.count; i++) {
         size_t clen = 0;
         if (bl->compress_typed(s.p[i], s.n[i], dst, sizeof dst, &clen, HCOMP_BITSHUFFLE_PROBE_LEVEL,
-                               k, HCOMP_SHUFFLE_BIT) != HCOMP_OK)
+                               k, shuffle) != HCOMP_OK)
             clen = s.n[i];
         in += s.n[i];
         outn += clen;
@@ -537,4 +537,19 @@ int hcomp_analyze_bitshuffled(const void *buf, size_t len, unsigned k,
     *out = *shuffled;
     out->probe_ratio = outn > 0 ? (double) in / (double) outn : 1.0;
     return HCOMP_OK;
+}
+
+int hcomp_analyze_bitshuffled(const void *buf, size_t len, unsigned k,
+                              const hcomp_features *shuffled, hcomp_features *out)
+{
+    return analyze_typed(buf, len, k, HCOMP_CODEC_BLOSC_LZ4, HCOMP_SHUFFLE_BIT, shuffled, out);
+}
+
+/* Bytedelta's gain is on smooth data (each byte plane's neighbours differ little), which
+ * byte statistics see no better than bit-shuffled data: the probe does. */
+int hcomp_analyze_bytedelta(const void *buf, size_t len, unsigned k,
+                            const hcomp_features *shuffled, hcomp_features *out)
+{
+    return analyze_typed(buf, len, k, HCOMP_CODEC_BLOSC2_LZ4, HCOMP_SHUFFLE_BYTEDELTA, shuffled,
+                         out);
 }

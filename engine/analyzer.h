@@ -38,6 +38,10 @@ int hcomp_analyze_shuffled(const void *buf, size_t len, unsigned k, const hcomp_
 #define HCOMP_BITSHUFFLE_PROBE_LEVEL 1
 int hcomp_analyze_bitshuffled(const void *buf, size_t len, unsigned k,
                               const hcomp_features *shuffled, hcomp_features *out);
+/* The same for c-blosc2's shuffle + bytedelta (filters 5 and 6): the probe is blosc2-lz4's
+ * at HCOMP_BITSHUFFLE_PROBE_LEVEL with bytedelta on the same sampled slices. */
+int hcomp_analyze_bytedelta(const void *buf, size_t len, unsigned k,
+                            const hcomp_features *shuffled, hcomp_features *out);
 
 /* Order-0 entropy of n bytes, bits per byte. */
 double hcomp_byte_entropy(const unsigned char *s, size_t n);

@@ -5,6 +5,7 @@
 #include "tiers/piece_header.h"
 #include "filter.h"
 #include "predictor.h"
+#include "codecs/blosc2_env.h"
 #include "common/util.h"
 #include "common/clock.h"
 
@@ -122,12 +123,16 @@ static int dtype_filter(int dtype)
 }
 
 /* The features a candidate with this filter is predicted with: those of the bytes its
- * codec compresses (plain, byte-shuffled), or as a bit-shuffling codec sees them. */
+ * codec compresses (plain, byte-shuffled), or as a bit-shuffling or bytedelta-coding codec
+ * sees them. */
 static const hcomp_features *features_for(int filter, const hcomp_features *plain,
-                                          const hcomp_features *sh, const hcomp_features *bs)
+                                          const hcomp_features *sh, const hcomp_features *bs,
+                                          const hcomp_features *bd)
 {
     if (filter == HCOMP_FILTER_NONE)
         return plain;
+    if (hcomp_filter_shuffle(filter) == HCOMP_SHUFFLE_BYTEDELTA)
+        return bd;
     return hcomp_filter_is_bitshuffle(filter) ? bs : sh;
 }
 
@@ -135,7 +140,25 @@ static int form_of(int filter)
 {
     if (filter == HCOMP_FILTER_NONE)
         return HCOMP_FORM_PLAIN;
+    if (hcomp_filter_shuffle(filter) == HCOMP_SHUFFLE_BYTEDELTA)
+        return HCOMP_FORM_BYTEDELTA;
     return hcomp_filter_is_bitshuffle(filter) ? HCOMP_FORM_BITSHUFFLED : HCOMP_FORM_SHUFFLED;
+}
+
+/* c-blosc 1's chunks (codecs 8, 9) are candidates only where hcomp_codecs names them: c-blosc2's
+ * with the same compressor and bitshuffle made the same ratio or more at 1.0-2.3x their
+ * compression and 1.3-1.7x their decoding speed on every kind of data measured
+ * (benchmarks/blosc_gens.c, docs/ENGINE.md "c-blosc2"); they stay readable, and the seed
+ * keeps their models for files that name them. */
+static int superseded(unsigned codec)
+{
+    return codec == HCOMP_CODEC_BLOSC_LZ4 || codec == HCOMP_CODEC_BLOSC_ZSTD;
+}
+
+/* c-blosc2's codecs also take bytedelta (c-blosc 1's take bitshuffle only, as candidates) */
+static int takes_bytedelta(unsigned codec)
+{
+    return codec == HCOMP_CODEC_BLOSC2_LZ4 || codec == HCOMP_CODEC_BLOSC2_ZSTD;
 }
 
 /* A model's prediction for this data: where it has stored pieces of this data in this
@@ -221,10 +244,14 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
         hcomp_prediction p = {plan->feat.probe_ratio, 0, 0};
         if (hcomp_predictor_predict(e->pred, &plan->feat, o->codec->id, level, &p) != HCOMP_OK)
             p.ratio = plan->feat.probe_ratio > 1 ? plan->feat.probe_ratio : 1;
-        /* a codec that bit-shuffles inside does so for typed data (what it is for) */
-        int f = o->codec->compress_typed == NULL ? HCOMP_FILTER_NONE
-              : hcomp_filter_for(HCOMP_SHUFFLE_BIT,
-                                 hcomp_filter_typesize(dtype_filter(plan->feat.dtype)));
+        /* a codec that bit-shuffles inside does so for typed data (what it is for), unless
+         * the hints name another transform (hcomp_options_check made sure it fits) */
+        unsigned k = hcomp_filter_typesize(dtype_filter(plan->feat.dtype));
+        int f = o->shuffle_fixed > HCOMP_SHUFFLE_NONE ? hcomp_filter_for(o->shuffle_fixed, k)
+              : o->codec->compress_typed == NULL ? HCOMP_FILTER_NONE
+              : hcomp_filter_for(HCOMP_SHUFFLE_BIT, k);
+        if (!hcomp_filter_fits(f, o->codec))
+            f = HCOMP_FILTER_NONE;
         add_candidate(in, NULL, o->codec->id, level, f, &p, NULL);
         return;
     }
@@ -239,27 +266,40 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
     int plain_ok = !incompressible(&plan->feat);
     int sh_ok = plan->has_sh && !incompressible(&plan->feat_sh);
     int bs_ok = plan->has_sh && bfilter != HCOMP_FILTER_NONE && !incompressible(&plan->feat_bs);
+    int dfilter = hcomp_filter_for(HCOMP_SHUFFLE_BYTEDELTA, hcomp_filter_typesize(filter));
+    /* c-blosc2 would apply BLOSC_* environment variables over its chunks' settings: its
+     * codecs then refuse every piece, so they are no candidates (codecs/blosc2_env.h) */
+    int blosc2_env = hcomp_blosc2_env_override() != NULL;
+    int bd_ok = plan->has_sh && dfilter != HCOMP_FILTER_NONE && !incompressible(&plan->feat_bd);
     /* the models a chunk at a time, each chunk's predictions under one lock; a codec
      * that bit-shuffles inside is a candidate with bitshuffle only (without it, it is a
      * slower lz4 or zstd), predicted from the bitshuffle features */
     enum { CHUNK = 32 };
-    hcomp_model_prediction pp[CHUNK], ps[CHUNK], pb[CHUNK];
+    hcomp_model_prediction pp[CHUNK], ps[CHUNK], pb[CHUNK], pd[CHUNK];
     size_t n = hcomp_predictor_model_count(e->pred);
     for (size_t first = 0; first < n; first += CHUNK) {
         size_t k = n - first < CHUNK ? n - first : CHUNK;
         int pok = plain_ok && hcomp_predictor_predict_range(e->pred, &plan->feat, first, k, pp) == HCOMP_OK;
         int sok = sh_ok && hcomp_predictor_predict_range(e->pred, &plan->feat_sh, first, k, ps) == HCOMP_OK;
         int bok = bs_ok && hcomp_predictor_predict_range(e->pred, &plan->feat_bs, first, k, pb) == HCOMP_OK;
-        if (!pok && !sok && !bok)
+        int dok = bd_ok && hcomp_predictor_predict_range(e->pred, &plan->feat_bd, first, k, pd) == HCOMP_OK;
+        if (!pok && !sok && !bok && !dok)
             continue;
         for (size_t i = 0; i < k; i++) {
-            const hcomp_model_prediction *m = pok ? &pp[i] : sok ? &ps[i] : &pb[i]; /* same model */
-            if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level))
+            const hcomp_model_prediction *m = pok ? &pp[i] : sok ? &ps[i] : bok ? &pb[i]
+                                                                          : &pd[i]; /* same model */
+            if (m->codec == HCOMP_CODEC_NONE || !allowed(o, m->codec, m->level) ||
+                (superseded(m->codec) && o->nallowed == 0) ||
+                (takes_bytedelta(m->codec) && blosc2_env))
                 continue;
             if (hcomp_codec_by_id(m->codec)->compress_typed != NULL) {
                 if (bok) {
                     hcomp_prediction q = borrowed(&pb[i], a, HCOMP_FORM_BITSHUFFLED);
                     add_candidate(in, base, pb[i].codec, pb[i].level, bfilter, &q, &pb[i].line);
+                }
+                if (dok && takes_bytedelta(pd[i].codec)) {
+                    hcomp_prediction q = borrowed(&pd[i], a, HCOMP_FORM_BYTEDELTA);
+                    add_candidate(in, base, pd[i].codec, pd[i].level, dfilter, &q, &pd[i].line);
                 }
                 continue;
             }
@@ -396,7 +436,7 @@ typedef struct shared_analysis {
     unsigned age;
     double fp, fp2;
     uint64_t used, gen;
-    hcomp_features feat, feat_sh, feat_bs;
+    hcomp_features feat, feat_sh, feat_bs, feat_bd;
     /* the candidates a copy of the embedded seed not yet refit made for these features
      * with the default codec options, as its lines predict them (no local corrections):
      * the same for every such copy, so the next file of a series only adds its own
@@ -455,6 +495,7 @@ static int shared_take(hcomp_analysis_slot *a, int dtype_hint, int want_sh, doub
         a->feat = e->feat;
         a->feat_sh = e->feat_sh;
         a->feat_bs = e->feat_bs;
+        a->feat_bd = e->feat_bd;
         a->has_sh = e->has_sh;
         a->fp = fp;
         a->age = e->age;
@@ -502,7 +543,7 @@ static int shared_localise(hcomp_engine *e, hcomp_analysis_slot *a)
                 continue;
             hcomp_prediction p;     /* this file's own: line and its corrections */
             if (hcomp_predictor_predict(e->pred, features_for(c->filter, &a->feat, &a->feat_sh,
-                                                              &a->feat_bs),
+                                                              &a->feat_bs, &a->feat_bd),
                                         c->codec, c->level, &p) != HCOMP_OK)
                 return 0;
             c->ratio = p.ratio;
@@ -541,6 +582,7 @@ static void shared_put(hcomp_analysis_slot *a, double fp2)
     e->feat = a->feat;
     e->feat_sh = a->feat_sh;
     e->feat_bs = a->feat_bs;
+    e->feat_bd = a->feat_bd;
     e->cand_n = 0;
     a->shared_ix = i;
     a->shared_gen = e->gen;
@@ -638,6 +680,7 @@ static int analyze_task(hcomp_engine *e, const void *buf, uint64_t len, hcomp_ta
         plan->feat = a->feat;
         plan->feat_sh = a->feat_sh;
         plan->feat_bs = a->feat_bs;
+        plan->feat_bd = a->feat_bd;
         plan->has_sh = a->has_sh;
         a->age++;
         a->used = ++e->aslot_tick;
@@ -687,6 +730,7 @@ static int analyze_task(hcomp_engine *e, const void *buf, uint64_t len, hcomp_ta
         memset(&a->feat, 0, sizeof(a->feat));
         memset(&a->feat_sh, 0, sizeof(a->feat_sh));
         memset(&a->feat_bs, 0, sizeof(a->feat_bs));
+        memset(&a->feat_bd, 0, sizeof(a->feat_bd));
         hcomp_analyze(buf, (size_t) len, e->dtype_hint, &a->feat);
         e->stats->analyses++;
         a->has_sh = 0;
@@ -694,7 +738,9 @@ static int analyze_task(hcomp_engine *e, const void *buf, uint64_t len, hcomp_ta
         if (want_sh && k != 0)
             a->has_sh = hcomp_analyze_shuffled(buf, (size_t) len, k, &a->feat, &a->feat_sh) == HCOMP_OK &&
                         hcomp_analyze_bitshuffled(buf, (size_t) len, k, &a->feat_sh,
-                                                  &a->feat_bs) == HCOMP_OK;
+                                                  &a->feat_bs) == HCOMP_OK &&
+                        hcomp_analyze_bytedelta(buf, (size_t) len, k, &a->feat_sh,
+                                                &a->feat_bd) == HCOMP_OK;
         a->fp = fp;
         a->age = 0;
         a->shared_ix = -1;
@@ -706,6 +752,7 @@ static int analyze_task(hcomp_engine *e, const void *buf, uint64_t len, hcomp_ta
     plan->feat = a->feat;
     plan->feat_sh = a->feat_sh;
     plan->feat_bs = a->feat_bs;
+    plan->feat_bd = a->feat_bd;
     plan->has_sh = a->has_sh;
     return s;
 }
@@ -1045,6 +1092,7 @@ static const hcomp_features *read_features(hcomp_engine *e, const void *raw, int
         e->rfeat_valid = 1;
         e->rfeat_sh_filter = HCOMP_FILTER_NONE;
         e->rfeat_bs_filter = HCOMP_FILTER_NONE;
+        e->rfeat_bd_filter = HCOMP_FILTER_NONE;
         e->rfeat_dtype_hint = e->dtype_hint;
         e->rfeat_fp = fp;
         e->rfeat_age = 0;
@@ -1059,9 +1107,20 @@ static const hcomp_features *read_features(hcomp_engine *e, const void *raw, int
             return NULL;
         e->rfeat_sh_filter = sh;
         e->rfeat_bs_filter = HCOMP_FILTER_NONE;
+        e->rfeat_bd_filter = HCOMP_FILTER_NONE;
     }
     if (filter == sh)
         return &e->rfeat_sh;
+    if (hcomp_filter_shuffle(filter) == HCOMP_SHUFFLE_BYTEDELTA) {
+        if (e->rfeat_bd_filter != filter) {
+            if (hcomp_analyze_bytedelta(raw, (size_t) len, k, &e->rfeat_sh, &e->rfeat_bd) != HCOMP_OK)
+                return NULL;
+            e->rfeat_bd_filter = filter;
+        }
+        return &e->rfeat_bd;
+    }
+    if (hcomp_filter_shuffle(filter) != HCOMP_SHUFFLE_BIT)
+        return NULL;    /* a filter no candidate has (delta): no features of its form */
     if (e->rfeat_bs_filter != filter) {
         if (hcomp_analyze_bitshuffled(raw, (size_t) len, k, &e->rfeat_sh, &e->rfeat_bs) != HCOMP_OK)
             return NULL;
@@ -1107,7 +1166,7 @@ void hcomp_engine_feedback(hcomp_engine *e, const hcomp_task_plan *plan, const h
         return;
     double t0 = hcomp_now();
     const hcomp_features *feat = features_for(job->filter, &plan->feat, &plan->feat_sh,
-                                              &plan->feat_bs);
+                                              &plan->feat_bs, &plan->feat_bd);
     hcomp_predictor_observe(e->pred, feat, job->codec, job->level, job->len, job->coded,
                             job->seconds, 0.0);
     if (plan->slot >= 0 && plan->slot < HCOMP_ANALYSIS_SLOTS && job->coded > 0) {

@@ -33,6 +33,7 @@ typedef struct hcomp_engine_settings {
     uint32_t block_size_bs;         /* and pieces of floating-point data in a bit-shuffled
                                        form in these (hcomp_engine_block_size_bs) */
     int shuffle;                    /* 1: byte shuffle is a candidate where the type allows */
+    int shuffle_fixed;              /* a fixed codec's transform (enum hcomp_shuffle), -1: its own */
     int drain_at_close;             /* node-local data moves to a shared tier before close returns */
     char seed[PATH_MAX];            /* the seed's path; "": the embedded default */
 } hcomp_engine_settings;
@@ -41,15 +42,17 @@ typedef struct hcomp_engine_settings {
  * alike, and the plan made last with it, reused for like tasks: a file whose writes
  * cycle through a few kinds of data (the fields of a checkpoint) keeps one per kind. */
 #define HCOMP_ANALYSIS_SLOTS 4
-/* The forms in which codecs see a task's data: as it is, byte-shuffled, bit-shuffled. */
-enum { HCOMP_FORM_PLAIN = 0, HCOMP_FORM_SHUFFLED, HCOMP_FORM_BITSHUFFLED, HCOMP_FORMS };
+/* The forms in which codecs see a task's data: as it is, byte-shuffled, bit-shuffled, and
+ * byte-shuffled then bytedelta-coded (c-blosc2). */
+enum { HCOMP_FORM_PLAIN = 0, HCOMP_FORM_SHUFFLED, HCOMP_FORM_BITSHUFFLED, HCOMP_FORM_BYTEDELTA,
+       HCOMP_FORMS };
 #define HCOMP_SLOT_OBSERVED 8
 typedef struct hcomp_analysis_slot {
     int valid, has_sh, dtype_hint, want_sh;
     unsigned age;              /* tasks that reused it since it was made */
     double fp;                 /* the fingerprint it was made for */
     uint64_t used;             /* when last used (least recently used is replaced) */
-    hcomp_features feat, feat_sh, feat_bs;
+    hcomp_features feat, feat_sh, feat_bs, feat_bd;
     /* what the pieces written with it did against their predictions: the mean log
      * residual of the ratio per form of the data (HCOMP_FORM_*), so that the models not
      * yet observed on it are moved like the observed ones of the same form */
@@ -103,8 +106,8 @@ typedef struct hcomp_engine {
     uint64_t aslot_tick;
     int aslot_last;                 /* the slot of the last task, -1 */
     /* the same for pieces decoded by reads (decompression feedback) */
-    hcomp_features rfeat, rfeat_sh, rfeat_bs;
-    int rfeat_valid, rfeat_sh_filter, rfeat_bs_filter, rfeat_dtype_hint; /* of these filters */
+    hcomp_features rfeat, rfeat_sh, rfeat_bs, rfeat_bd;
+    int rfeat_valid, rfeat_sh_filter, rfeat_bs_filter, rfeat_bd_filter, rfeat_dtype_hint; /* of these filters */
     unsigned rfeat_age;
     double rfeat_fp;
 } hcomp_engine;
@@ -119,6 +122,7 @@ typedef struct hcomp_task_plan {
     hcomp_features feat;      /* the task's data */
     hcomp_features feat_sh;   /* the same after byte shuffle (when has_sh) */
     hcomp_features feat_bs;   /* as codecs that bit-shuffle see it (when has_sh) */
+    hcomp_features feat_bd;   /* as c-blosc2's shuffle + bytedelta sees it (when has_sh) */
     int has_sh;
     int slot;                 /* the engine's analysis slot it was planned from */
     hcdp_input input;         /* candidates, tiers, weights */

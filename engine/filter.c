@@ -19,9 +19,13 @@ unsigned hcomp_filter_typesize(int filter)
     switch (filter) {
         case HCOMP_FILTER_SHUFFLE4:
         case HCOMP_FILTER_BITSHUFFLE4:
+        case HCOMP_FILTER_BYTEDELTA4:
+        case HCOMP_FILTER_DELTA4:
             return 4u;
         case HCOMP_FILTER_SHUFFLE8:
         case HCOMP_FILTER_BITSHUFFLE8:
+        case HCOMP_FILTER_BYTEDELTA8:
+        case HCOMP_FILTER_DELTA8:
             return 8u;
         default:
             return 0u;
@@ -36,6 +40,10 @@ int hcomp_filter_for(int shuffle, unsigned k)
         return k == 4 ? HCOMP_FILTER_SHUFFLE4 : HCOMP_FILTER_SHUFFLE8;
     if (shuffle == HCOMP_SHUFFLE_BIT)
         return k == 4 ? HCOMP_FILTER_BITSHUFFLE4 : HCOMP_FILTER_BITSHUFFLE8;
+    if (shuffle == HCOMP_SHUFFLE_BYTEDELTA)
+        return k == 4 ? HCOMP_FILTER_BYTEDELTA4 : HCOMP_FILTER_BYTEDELTA8;
+    if (shuffle == HCOMP_SHUFFLE_DELTA)
+        return k == 4 ? HCOMP_FILTER_DELTA4 : HCOMP_FILTER_DELTA8;
     return HCOMP_FILTER_NONE;
 }
 
@@ -56,16 +64,42 @@ int hcomp_filter_for_dtype(int shuffle, int dtype)
 /* enum hcomp_shuffle of a filter */
 static int shuffle_of(int filter)
 {
-    return filter == HCOMP_FILTER_BITSHUFFLE4 || filter == HCOMP_FILTER_BITSHUFFLE8
-               ? HCOMP_SHUFFLE_BIT
-               : filter == HCOMP_FILTER_NONE ? HCOMP_SHUFFLE_NONE : HCOMP_SHUFFLE_BYTE;
+    switch (filter) {
+        case HCOMP_FILTER_BITSHUFFLE4:
+        case HCOMP_FILTER_BITSHUFFLE8:
+            return HCOMP_SHUFFLE_BIT;
+        case HCOMP_FILTER_BYTEDELTA4:
+        case HCOMP_FILTER_BYTEDELTA8:
+            return HCOMP_SHUFFLE_BYTEDELTA;
+        case HCOMP_FILTER_DELTA4:
+        case HCOMP_FILTER_DELTA8:
+            return HCOMP_SHUFFLE_DELTA;
+        case HCOMP_FILTER_NONE:
+            return HCOMP_SHUFFLE_NONE;
+        default:
+            return HCOMP_SHUFFLE_BYTE;
+    }
+}
+
+int hcomp_filter_shuffle(int filter)
+{
+    return shuffle_of(filter);
+}
+
+/* c-blosc2's pipeline has filters c-blosc 1 does not (bytedelta, delta) */
+static int is_blosc2(const hcomp_codec *c)
+{
+    return c->id == HCOMP_CODEC_BLOSC2_LZ4 || c->id == HCOMP_CODEC_BLOSC2_ZSTD;
 }
 
 int hcomp_filter_fits(int filter, const hcomp_codec *c)
 {
     if (c == NULL || filter < 0 || filter >= HCOMP_FILTER_COUNT)
         return 0;
-    return shuffle_of(filter) != HCOMP_SHUFFLE_BIT || c->compress_typed != NULL;
+    int s = shuffle_of(filter);
+    if (s == HCOMP_SHUFFLE_BYTEDELTA || s == HCOMP_SHUFFLE_DELTA)
+        return is_blosc2(c);
+    return s != HCOMP_SHUFFLE_BIT || c->compress_typed != NULL;
 }
 
 /* Byte shuffle of n elements of 4 or 8 bytes: byte b of element i goes to plane b. One pass

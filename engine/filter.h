@@ -4,7 +4,8 @@
  * codec. Bitshuffle groups the k-th bit of every element together (the sign and exponent
  * planes apart from the noisy low mantissa bits); only codecs that transform elements
  * inside their own blocks (c-blosc chunks, hcomp_codec.compress_typed) carry it, and they
- * also carry byte shuffle themselves. */
+ * also carry byte shuffle themselves. Bytedelta and delta are c-blosc2's filters: only
+ * the c-blosc2 codecs carry them. */
 #ifndef HCOMP_FILTER_H
 #define HCOMP_FILTER_H
 
@@ -18,6 +19,10 @@ enum hcomp_filter {
     HCOMP_FILTER_SHUFFLE8 = 2,     /* byte shuffle of 8-byte elements */
     HCOMP_FILTER_BITSHUFFLE4 = 3,  /* bitshuffle of 4-byte elements (typed codecs only) */
     HCOMP_FILTER_BITSHUFFLE8 = 4,  /* bitshuffle of 8-byte elements (typed codecs only) */
+    HCOMP_FILTER_BYTEDELTA4 = 5,   /* shuffle + bytedelta of 4-byte elements (c-blosc2 only) */
+    HCOMP_FILTER_BYTEDELTA8 = 6,   /* shuffle + bytedelta of 8-byte elements (c-blosc2 only) */
+    HCOMP_FILTER_DELTA4 = 7,       /* delta + shuffle of 4-byte elements (c-blosc2 only) */
+    HCOMP_FILTER_DELTA8 = 8,       /* delta + shuffle of 8-byte elements (c-blosc2 only) */
     HCOMP_FILTER_COUNT
 };
 
@@ -25,6 +30,8 @@ enum hcomp_filter {
 unsigned hcomp_filter_typesize(int filter);
 /* Whether a filter is a bitshuffle (applied inside a typed codec's own blocks). */
 int hcomp_filter_is_bitshuffle(int filter);
+/* The element transform of a filter (enum hcomp_shuffle). */
+int hcomp_filter_shuffle(int filter);
 /* The filter of this kind (enum hcomp_shuffle) for elements of k bytes (4 or 8), else none. */
 int hcomp_filter_for(int shuffle, unsigned k);
 /* The same for elements of an enum hcomp_dtype (none for bytes). */

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HCOMP_JOB_ALTS 2            /* other encodings a job may try */
+#define HCOMP_JOB_ALTS 3            /* other encodings a job may try: one per form but the
+                                       choice's (four forms: plain, byte-shuffled,
+                                       bit-shuffled, bytedelta) */
 
 typedef struct hcomp_job {
     /* in */

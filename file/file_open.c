@@ -290,11 +290,18 @@ static int open_file(const char *path, int flags, mode_t perm, int sharers,
         f->opts = *d;
         hcomp_options_free(d);
     }
+    int rc = hcomp_options_check(&f->opts, err);
+    if (rc != HCOMP_OK) {
+        char msg[HCOMP_ERROR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+        file_free(f);
+        return hcomp_fail(err, rc, "%s: %s", path, msg);
+    }
     hcomp_engine_settings set;
     hcomp_options_engine_settings(&f->opts, &set);
     hcomp_engine_set(&f->eng, &set);
 
-    int rc = hcomp_tier_config_load(f->opts.config, &f->cfg, err);
+    rc = hcomp_tier_config_load(f->opts.config, &f->cfg, err);
     if (rc != HCOMP_OK) {
         char msg[HCOMP_ERROR_MSG_MAX];
         snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
@@ -521,7 +528,10 @@ int hcomp_file_set_options_locked(hcomp_file *f, const hcomp_options *opts, hcom
     if (strcmp(now, want) != 0)
         return hcomp_fail(err, HCOMP_E_UNSUPPORTED, "%s: hcomp_config cannot change while the file "
                           "is open (open it with the new configuration instead)", f->path);
-    int rc = hcomp_wbuf_flush(f, err);      /* written with the options they came with */
+    int rc = hcomp_options_check(opts, err);
+    if (rc != HCOMP_OK)
+        return rc;
+    rc = hcomp_wbuf_flush(f, err);          /* written with the options they came with */
     if (rc != HCOMP_OK)
         return rc;
     f->opts = *opts;

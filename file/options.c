@@ -1,6 +1,8 @@
 /* Parsing, defaults and listing of the hcomp_* hints. */
 #include "options.h"
 #include "tiers/piece_header.h"
+#include "engine/filter.h"
+#include "codecs/blosc2_env.h"
 #include "common/util.h"
 
 #include <ctype.h>
@@ -432,21 +434,35 @@ static void opt_show_threads(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", o->threads);
 }
 
+/* the fixed transforms' names, by enum hcomp_shuffle */
+static const char *const shuffle_names[] = {"none", "byte", "bit", "bytedelta", "delta"};
+
 static int opt_parse_shuffle(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
 {
-    if (strcmp(v, "auto") == 0)
+    o->shuffle_fixed = -1;
+    if (strcmp(v, "auto") == 0) {
         o->shuffle = 1;
-    else if (strcmp(v, "off") == 0)
+        return HCOMP_OK;
+    }
+    if (strcmp(v, "off") == 0) {
         o->shuffle = 0;
-    else
-        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"auto\" (the engine may "
-                          "byte-shuffle typed data) or \"off\"", key, v);
-    return HCOMP_OK;
+        return HCOMP_OK;
+    }
+    for (int s = HCOMP_SHUFFLE_BYTE; s <= HCOMP_SHUFFLE_DELTA; s++)
+        if (strcmp(v, shuffle_names[s]) == 0) {
+            o->shuffle = 1;
+            o->shuffle_fixed = s;
+            return HCOMP_OK;
+        }
+    return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": \"auto\" (the engine may "
+                      "byte-shuffle typed data), \"off\", or a fixed codec's transform: "
+                      "\"byte\", \"bit\", \"bytedelta\", \"delta\"", key, v);
 }
 
 static void opt_show_shuffle(const hcomp_options *o, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s", o->shuffle ? "auto" : "off");
+    snprintf(buf, n, "%s", o->shuffle_fixed > 0 ? shuffle_names[o->shuffle_fixed]
+                           : o->shuffle ? "auto" : "off");
 }
 
 static int opt_parse_stats(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
@@ -663,6 +679,27 @@ void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings
     set->block_size = hcomp_options_block_size(o);
     set->block_size_bs = hcomp_options_block_size_bs(o);
     set->shuffle = o->shuffle;
+    set->shuffle_fixed = o->shuffle_fixed;
     set->drain_at_close = o->drain == HCOMP_DRAIN_CLOSE;
     snprintf(set->seed, sizeof(set->seed), "%s", hcomp_options_seed_path(o));
+}
+
+int hcomp_options_check(const hcomp_options *o, hcomp_error *err)
+{
+    const char *env = hcomp_blosc2_env_override();
+    if (o->codec != NULL && env != NULL &&
+        (o->codec->id == HCOMP_CODEC_BLOSC2_LZ4 || o->codec->id == HCOMP_CODEC_BLOSC2_ZSTD))
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint hcomp_codec=%s: the environment sets %s, "
+                          "which c-blosc2 applies over hcomp's settings of its chunks; unset it "
+                          "(or choose another codec)", o->codec->name, env);
+    if (o->codec == NULL || o->shuffle_fixed <= HCOMP_SHUFFLE_NONE)
+        return HCOMP_OK;
+    /* the transform of 8-byte elements stands for both sizes: they fit the same codecs */
+    if (o->codec->id != HCOMP_CODEC_NONE &&
+        hcomp_filter_fits(hcomp_filter_for(o->shuffle_fixed, 8), o->codec))
+        return HCOMP_OK;
+    return hcomp_fail(err, HCOMP_E_INVAL, "hints hcomp_codec=%s and hcomp_shuffle=%s do not go "
+                      "together: %s cannot carry that transform (bit: blosc-* and blosc2-*; "
+                      "bytedelta, delta: blosc2-*; byte: any codec but none)", o->codec->name,
+                      shuffle_names[o->shuffle_fixed], o->codec->name);
 }

@@ -54,12 +54,14 @@ enum hcomp_access_style {
       "`auto`: the engine chooses codec and tier per piece. Or one codec for every piece: " \
       "`none`, `lz4`, `zstd`, `zlib`, `bzip2`, `brotli`, `snappy`, `lzma`, `blosc-lz4`, " \
       "`blosc-zstd` (c-blosc chunks that bit-shuffle typed data: float and integer arrays), " \
+      "`blosc2-lz4`, `blosc2-zstd` (c-blosc2 chunks: bitshuffle, or the transform of `hcomp_shuffle`), " \
       "optionally with `:level` (e.g. `zstd:3`, `blosc-zstd:5`).")                  \
     X("hcomp_codecs", "all", opt_parse_codecs, opt_show_codecs,                     \
       "the codecs the engine may choose from, e.g. `lz4,zstd:3`",                   \
       "The codecs the engine may choose from under `hcomp_codec=auto`, e.g. " \
       "`lz4,zstd:3`; a name alone allows every level the seed models. `all`: every codec " \
-      "the seed models.")                                                           \
+      "the seed models but the c-blosc 1 ones (`blosc-lz4`, `blosc-zstd`: `blosc2-lz4` and " \
+      "`blosc2-zstd` supersede them, docs/ENGINE.md), which a list may name.")      \
     X("hcomp_priority", "read_after_write", opt_parse_priority, opt_show_priority,  \
       "weight preset: `read_after_write`, `read_bandwidth`, `write_bandwidth`, `async`, `archival`", \
       "A preset of the engine's weights (docs/ENGINE.md): `async`, `archival`, " \
@@ -111,9 +113,15 @@ enum hcomp_access_style {
       "Compression (and decoding) threads per process. `0`: the node's cores divided among " \
       "its ranks.")                                                                 \
     X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle,                 \
-      "`auto`: a byte shuffle of 4- and 8-byte data is a candidate; `off`",         \
+      "`auto`: a byte shuffle of 4- and 8-byte data is a candidate; `off`; or a fixed codec's transform", \
       "`auto`: a byte shuffle of 4- and 8-byte data is one of the engine's candidates; " \
-      "`off`: never.")                                                              \
+      "`off`: never. With a fixed `hcomp_codec`, the element transform of its pieces of " \
+      "4- and 8-byte data: `byte` (byte shuffle), `bit` (bitshuffle: `blosc-*` and " \
+      "`blosc2-*` only), `bytedelta` (byte shuffle, then each byte plane delta-coded) or " \
+      "`delta` (XOR against the chunk's first block, then byte shuffle), both `blosc2-*` " \
+      "only; `auto` keeps a fixed codec's own (bitshuffle for " \
+      "`blosc-*` and `blosc2-*`, none for the others). A transform the fixed codec cannot " \
+      "carry fails the open. Under `hcomp_codec=auto` these act as `auto`.")        \
     X("hcomp_stats", "", opt_parse_stats, opt_show_stats,                           \
       "`1`: print the engine's and the reads' statistics at close (also `HCOMP_STATS=1`)", \
       "`1`: print the engine's statistics at close (also `HCOMP_STATS=1`): `hcomp stats " \
@@ -241,6 +249,7 @@ struct hcomp_options {
                                        0: "auto" (hcomp_options_block_size) */
     unsigned threads;               /* 0: as many as the cores */
     int shuffle;                    /* 1: a candidate when the data type allows it */
+    int shuffle_fixed;              /* a fixed codec's transform (enum hcomp_shuffle), -1: its own */
     int stats;                      /* -1: $HCOMP_STATS decides */
     int drain;                      /* enum hcomp_drain_mode */
     double drain_wait;              /* seconds a read waits for another node's write-back */
@@ -297,5 +306,8 @@ int hcomp_options_stats_on(const hcomp_options *o);
 int hcomp_options_access_random(const hcomp_options *o);
 /* What the options ask of the engine. */
 void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings *set);
+/* HCOMP_OK, or why the hints do not go together (a fixed codec and a transform it cannot
+ * carry), as an error naming both. */
+int hcomp_options_check(const hcomp_options *o, hcomp_error *err);
 
 #endif

@@ -23,6 +23,8 @@ enum hcomp_codec_id {
     HCOMP_CODEC_LZMA = 7,
     HCOMP_CODEC_BLOSC_LZ4 = 8,   /* c-blosc 1 chunks: the element transform inside */
     HCOMP_CODEC_BLOSC_ZSTD = 9,
+    HCOMP_CODEC_BLOSC2_LZ4 = 10, /* c-blosc2 chunks: the filter pipeline inside */
+    HCOMP_CODEC_BLOSC2_ZSTD = 11,
     HCOMP_CODEC_COUNT
 };
 
@@ -30,7 +32,10 @@ enum hcomp_codec_id {
 enum hcomp_shuffle {
     HCOMP_SHUFFLE_NONE = 0,
     HCOMP_SHUFFLE_BYTE = 1,     /* byte k of every element together */
-    HCOMP_SHUFFLE_BIT = 2       /* bit k of every element together (bitshuffle) */
+    HCOMP_SHUFFLE_BIT = 2,      /* bit k of every element together (bitshuffle) */
+    HCOMP_SHUFFLE_BYTEDELTA = 3, /* byte shuffle, then each byte plane delta-coded (c-blosc2) */
+    HCOMP_SHUFFLE_DELTA = 4     /* XOR against the chunk's first block, then byte shuffle
+                                   (c-blosc2) */
 };
 
 /* Pass as level to use the codec's default level. */
@@ -51,9 +56,10 @@ typedef struct hcomp_codec {
      * dst_len, returns HCOMP_E_CORRUPT when src is not a valid stream that decodes to
      * exactly dst_len bytes. Thread-safe. */
     int (*decompress)(const void *src, size_t src_len, void *dst, size_t dst_len);
-    /* Only codecs that transform typed elements themselves (c-blosc chunks); NULL for the
-     * others. compress() is compress_typed() with no shuffle. typesize is the element size
-     * (1..255), shuffle an enum hcomp_shuffle. decompress_typed() is decompress() that also
+    /* Only codecs that transform typed elements themselves (c-blosc and c-blosc2 chunks);
+     * NULL for the others. compress() is compress_typed() with no shuffle. typesize is the
+     * element size (1..255), shuffle an enum hcomp_shuffle (the c-blosc 1 codecs take none,
+     * byte and bit only: HCOMP_E_INVAL for the others). decompress_typed() is decompress() that also
      * fails (HCOMP_E_CORRUPT) unless the stream says it was made with this transform. */
     int (*compress_typed)(const void *src, size_t src_len, void *dst, size_t dst_cap,
                           size_t *dst_len, int level, unsigned typesize, int shuffle);

@@ -39,6 +39,8 @@ size_t hcomp_profile_default_models(hcomp_model_id *out, size_t cap)
         {HCOMP_CODEC_LZMA, 1},
         {HCOMP_CODEC_BLOSC_LZ4, 5}, {HCOMP_CODEC_BLOSC_ZSTD, 1}, {HCOMP_CODEC_BLOSC_ZSTD, 5},
         {HCOMP_CODEC_BLOSC_ZSTD, 6},
+        {HCOMP_CODEC_BLOSC2_LZ4, 5}, {HCOMP_CODEC_BLOSC2_ZSTD, 1}, {HCOMP_CODEC_BLOSC2_ZSTD, 5},
+        {HCOMP_CODEC_BLOSC2_ZSTD, 6},
     };
     size_t n = sizeof(list) / sizeof(list[0]);
     for (size_t i = 0; i < n && i < cap; i++)
@@ -217,7 +219,13 @@ int hcomp_profile_model_views(const hcomp_codec *c, const unsigned char *buf, si
     if (hcomp_analyze_bitshuffled(buf, len, k, &sh, &out[0]) != HCOMP_OK)
         return 0;
     filter[0] = f;
-    return 1;
+    /* c-blosc2's codecs are candidates with bytedelta too: their models learn both forms */
+    if (c->id != HCOMP_CODEC_BLOSC2_LZ4 && c->id != HCOMP_CODEC_BLOSC2_ZSTD)
+        return 1;
+    if (hcomp_analyze_bytedelta(buf, len, k, &sh, &out[1]) != HCOMP_OK)
+        return 1;
+    filter[1] = hcomp_filter_for(HCOMP_SHUFFLE_BYTEDELTA, k);
+    return 2;
 }
 
 int hcomp_profile_measure(const hcomp_codec *c, int level, int filter, const unsigned char *buf,

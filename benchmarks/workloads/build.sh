@@ -14,6 +14,9 @@ if [ $# -ne 2 ]; then
     exit 2
 fi
 PREFIX=$(cd "$1" && pwd) || exit 2
+# libhcomp's and c-blosc2's prefix, when it is not MPICH's (a worktree's own libhcomp run
+# with another tree's MPICH): HCOMP_LIBPREFIX
+LIBPREFIX=$(cd "${HCOMP_LIBPREFIX:-$PREFIX}" && pwd) || exit 2
 OUT=$2
 mkdir -p "$OUT" || exit 2
 SRC=$(cd "$(dirname "$0")" && pwd)
@@ -47,8 +50,10 @@ build wl_seqread "$CC" wl_common.c -- -lm
 build wl_ckptloop "$CC" wl_common.c -- -lm
 build wl_lz4raw "$CC" wl_common.c vpic_gen.c -- -llz4 -lm
 # libhcomp's file API directly (no MPI calls; mpicc for vpic_gen's wl_common.h)
-build wl_frontier "$CC -I$PREFIX/include" wl_common.c vpic_gen.c -- -L"$PREFIX/lib" \
-    -Wl,-rpath,"$PREFIX/lib" -lhcomp -lm
+build wl_frontier "$CC -I$LIBPREFIX/include" wl_common.c vpic_gen.c -- -L"$LIBPREFIX/lib" \
+    -Wl,-rpath,"$LIBPREFIX/lib" -lhcomp -lm
+# the end-to-end peer: c-blosc2 (scripts/setup builds it into the prefix) and MPI-IO
+build wl_e2e "$CC -I$LIBPREFIX/include" -- -L"$LIBPREFIX/lib" -Wl,-rpath,"$LIBPREFIX/lib" -lblosc2
 if command -v h5pcc.mpich > /dev/null 2>&1; then
     # Debian's toolchain: keep our libraries off its link (it must link Debian's MPICH)
     LD_LIBRARY_PATH= build wl_h5vpic "env -u LD_LIBRARY_PATH h5pcc.mpich -shlib" wl_common.c vpic_gen.c -- -lm

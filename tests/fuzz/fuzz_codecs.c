@@ -9,8 +9,9 @@
  *    compresses and decompresses back to itself.
  *  - round trip (bit 3 set): the rest is data. Properties: compress into bound() bytes
  *    succeeds at the selected level, decompress gives the data back, and not at another
- *    length; every filter the codec carries (byte shuffles, and bitshuffles inside c-blosc
- *    chunks) round-trips with it and is refused by a decode as another filter. */
+ *    length; every filter the codec carries (byte shuffles; bitshuffles inside c-blosc and
+ *    c-blosc2 chunks; bytedelta and delta inside c-blosc2 chunks) round-trips with it and
+ *    is refused by a decode as another filter. */
 #include "fuzz_common.h"
 #include "hcomp_codec.h"
 #include "engine/filter.h"

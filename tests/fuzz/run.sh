@@ -54,9 +54,11 @@ printf '#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(con
 "$CC" -fsanitize=fuzzer,address,undefined "$probe" -o "$out/probe" >"$out/probe.log" 2>&1 ||
     fail_all "$CC cannot build a libFuzzer program (libclang-rt-NN-dev missing?): $(tail -n 3 "$out/probe.log")"
 
-pkgs="liblz4 libzstd zlib libbrotlienc libbrotlidec liblzma jansson gsl libdeflate blosc"
-pc_cflags=$(pkg-config --cflags $pkgs) || fail_all "pkg-config $pkgs"
-pc_libs=$(pkg-config --libs $pkgs) || fail_all "pkg-config $pkgs"
+# c-blosc2: in the set-up's prefix (scripts/setup builds it there)
+export PKG_CONFIG_PATH="${PREFIX:-$repo/install}/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+pkgs="liblz4 libzstd zlib libbrotlienc libbrotlidec liblzma jansson gsl libdeflate blosc blosc2"
+pc_cflags=$(pkg-config --cflags $pkgs) || fail_all "pkg-config $pkgs (c-blosc2: run scripts/setup --lib-only)"
+pc_libs="$(pkg-config --libs $pkgs) -Wl,-rpath,$(pkg-config --variable=libdir blosc2)" || fail_all "pkg-config $pkgs"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -fno-omit-frame-pointer $SAN -std=c11 -pthread -D_GNU_SOURCE -I$repo/include -I$repo $pc_cflags"
 LIBS="$pc_libs -lbz2 -lsnappy -lm -pthread"

@@ -370,7 +370,7 @@ static void test_registry(void **state)
     (void)state;
     static const char *const names[] = {"none",   "lz4",    "zstd",   "zlib",
                                         "bzip2", "brotli", "snappy", "lzma",
-                                        "blosc-lz4", "blosc-zstd"};
+                                        "blosc-lz4", "blosc-zstd", "blosc2-lz4", "blosc2-zstd"};
     assert_int_equal(hcomp_codec_count(), HCOMP_CODEC_COUNT);
     assert_int_equal(sizeof names / sizeof names[0], HCOMP_CODEC_COUNT);
     for (size_t i = 0; i < hcomp_codec_count(); i++) {

@@ -1302,6 +1302,11 @@ static void test_feedback_saved_to_seed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: their premise is the process's embedded predictor not yet refit, which
+         * the observations of the tests after them (each first task of a kind encodes one
+         * candidate of every form) soon do */
+        cmocka_unit_test_setup_teardown(test_shared_lines_plus_own_corrections, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_predictions_shared_by_like_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auto_round_trip_by_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_weights_change_decision, setup, teardown),
         cmocka_unit_test_setup_teardown(test_measured_speed_moves_choice, setup, teardown),
@@ -1319,8 +1324,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_analysis_needs_like_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_reused_on_small_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filling_tier_priced, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shared_lines_plus_own_corrections, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_predictions_shared_by_like_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_follows_freed_faster_tier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feedback_saved_to_seed, setup, teardown),
     };

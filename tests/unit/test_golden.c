@@ -4,7 +4,9 @@
  * segment paths are recorded absolute, so they are copied to GOLDEN_V1_DIR first.
  *   log.hc       a log of plain writes with an overwritten piece still recorded
  *   snapshot.hc  the same after hcomp compact: a log rewritten to its live state
- *   blosc.hc     the same writes with the c-blosc codecs (bit-shuffled chunks, filter 4) */
+ *   blosc.hc     the same writes with the c-blosc codecs (bit-shuffled chunks, filter 4)
+ * and the files of later versions (golden-v2, golden-v3), among them blosc2.hc and
+ * blosc2-bit.hc: c-blosc2 chunks with bytedelta, delta, bitshuffle and byte shuffle. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -156,6 +158,10 @@ static void test_golden_read(void **state)
     expect_golden(path, want);
     path_of("folded.hc", path);
     expect_golden(path, want);
+    path_of("blosc2.hc", path);
+    expect_golden(path, want);
+    path_of("blosc2-bit.hc", path);
+    expect_golden(path, want);
     free(want);
 }
 
@@ -284,6 +290,33 @@ static void test_golden_blosc_pieces(void **state)
     assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
 }
 
+/* blosc2.hc and blosc2-bit.hc hold what they stand for: c-blosc2 pieces of both codecs,
+ * with each of bytedelta, delta, bitshuffle and byte shuffle of 8-byte elements, read
+ * by this process, which chose none of them. */
+static void test_golden_blosc2_pieces(void **state)
+{
+    (void) state;
+    static const struct { const char *name; unsigned codec; int filter; } want[] = {
+        {"blosc2.hc", HCOMP_CODEC_BLOSC2_ZSTD, HCOMP_FILTER_BYTEDELTA8},
+        {"blosc2.hc", HCOMP_CODEC_BLOSC2_LZ4, HCOMP_FILTER_DELTA8},
+        {"blosc2-bit.hc", HCOMP_CODEC_BLOSC2_LZ4, HCOMP_FILTER_BITSHUFFLE8},
+        {"blosc2-bit.hc", HCOMP_CODEC_BLOSC2_ZSTD, HCOMP_FILTER_SHUFFLE8},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        char path[PATH_MAX];
+        path_of(want[k].name, path);
+        hcomp_error e;
+        hcomp_file *f = open_read(path);
+        int found = 0;
+        for (uint32_t i = 0; i < f->npieces; i++)
+            found |= f->pieces[i].codec == want[k].codec && f->pieces[i].filter == want[k].filter;
+        if (!found)
+            fail_msg("%s: no piece of codec %u with filter %d", want[k].name, want[k].codec,
+                     want[k].filter);
+        assert_int_equal(hcomp_file_close(f, &e), HCOMP_OK);
+    }
+}
+
 /* The old files go on living: a write, the reclaim of the last close, a compaction. */
 static void test_golden_lives_on(void **state)
 {
@@ -294,8 +327,8 @@ static void test_golden_lives_on(void **state)
     char config[PATH_MAX];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
     const char *names[] = {"log.hc", "snapshot.hc", "blosc.hc", "framed.hc", "framed-blosc.hc",
-                           "wlogs.hc", "folded.hc"};
-    for (int k = 0; k < 7; k++) {
+                           "wlogs.hc", "folded.hc", "blosc2.hc", "blosc2-bit.hc"};
+    for (int k = 0; k < (int) (sizeof names / sizeof names[0]); k++) {
         char path[PATH_MAX];
         path_of(names[k], path);
         hcomp_options *o = hcomp_options_new();
@@ -329,6 +362,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_golden_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_lives_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_blosc_pieces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_golden_blosc2_pieces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_v3_logs, setup, teardown),
     };

@@ -174,6 +174,12 @@ static void test_set_get_roundtrip(void **state)
         {"hcomp_feedback_interval", "64", "64"},
         {"hcomp_threads", "2", "2"},
         {"hcomp_shuffle", "off", "off"},
+        {"hcomp_shuffle", "bytedelta", "bytedelta"},
+        {"hcomp_shuffle", "delta", "delta"},
+        {"hcomp_shuffle", "bit", "bit"},
+        {"hcomp_shuffle", "byte", "byte"},
+        {"hcomp_shuffle", "auto", "auto"},
+        {"hcomp_codec", "blosc2-zstd:9", "blosc2-zstd:9"},
         {"hcomp_stats", "1", "1"},
         {"hcomp_drain", "never", "never"},
         {"hcomp_drain", "writeback", "writeback"},
@@ -340,6 +346,48 @@ static void test_access_style(void **state)
     hcomp_options_free(o);
 }
 
+/* A fixed codec and a transform it cannot carry do not go together (the open fails with
+ * both named); every other pair does, and auto takes any. */
+static void test_shuffle_fits_codec(void **state)
+{
+    (void) state;
+    static const struct { const char *codec, *shuffle; int ok; } cases[] = {
+        {"auto", "bytedelta", 1}, {"blosc2-zstd", "bytedelta", 1}, {"blosc2-lz4", "delta", 1},
+        {"blosc2-lz4", "bit", 1}, {"blosc2-zstd:3", "byte", 1}, {"blosc-lz4", "bit", 1},
+        {"blosc-zstd", "bytedelta", 0}, {"blosc-lz4", "delta", 0}, {"zstd", "byte", 1},
+        {"zstd", "bit", 0}, {"lz4", "bytedelta", 0}, {"none", "byte", 0},
+        {"zstd", "off", 1}, {"lz4", "auto", 1}};
+    /* c-blosc2 would apply BLOSC_TYPESIZE over its chunks: a fixed blosc2 codec is refused,
+     * naming the variable; other codecs are not */
+    assert_int_equal(setenv("BLOSC_TYPESIZE", "2", 1), 0);
+    for (int k = 0; k < 2; k++) {
+        hcomp_options *o = hcomp_options_new();
+        hcomp_error e;
+        assert_int_equal(hcomp_options_set(o, "hcomp_codec", k ? "zstd" : "blosc2-zstd", &e),
+                         HCOMP_OK);
+        e.msg[0] = '\0';
+        assert_int_equal(hcomp_options_check(o, &e), k ? HCOMP_OK : HCOMP_E_INVAL);
+        if (!k)
+            assert_non_null(strstr(e.msg, "BLOSC_TYPESIZE"));
+        hcomp_options_free(o);
+    }
+    assert_int_equal(unsetenv("BLOSC_TYPESIZE"), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        hcomp_options *o = hcomp_options_new();
+        hcomp_error e;
+        assert_int_equal(hcomp_options_set(o, "hcomp_codec", cases[i].codec, &e), HCOMP_OK);
+        assert_int_equal(hcomp_options_set(o, "hcomp_shuffle", cases[i].shuffle, &e), HCOMP_OK);
+        e.msg[0] = '\0';
+        int rc = hcomp_options_check(o, &e);
+        if ((rc == HCOMP_OK) != cases[i].ok)
+            fail_msg("hcomp_codec=%s hcomp_shuffle=%s: check %d", cases[i].codec,
+                     cases[i].shuffle, rc);
+        if (!cases[i].ok)
+            assert_non_null(strstr(e.msg, cases[i].shuffle));
+        hcomp_options_free(o);
+    }
+}
+
 static void test_is_hint(void **state)
 {
     (void) state;
@@ -366,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_invalid_values),
         cmocka_unit_test(test_access_style),
         cmocka_unit_test(test_is_hint),
+        cmocka_unit_test(test_shuffle_fits_codec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

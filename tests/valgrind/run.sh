@@ -39,7 +39,9 @@ command -v valgrind >/dev/null 2>&1 || fail_all "valgrind not found (apt-get ins
 # ---- build (no sanitizers: valgrind and ASan do not mix) -------------------------------
 mkdir -p "$build" || fail_all "cannot create $build"
 if [ ! -f "$build/config.status" ] || [ "$repo/configure" -nt "$build/config.status" ]; then
-    (cd "$build" && "$repo/configure" --prefix="$build/prefix" >configure.out 2>&1) ||
+    # c-blosc2 is in the set-up's prefix (scripts/setup builds it there), not in this one
+    (cd "$build" && PKG_CONFIG_PATH="${PREFIX:-$repo/install}/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+        "$repo/configure" --prefix="$build/prefix" >configure.out 2>&1) ||
         fail_all "configure failed; see $build/configure.out"
 fi
 (cd "$build" && nice make -j"$jobs" >make.out 2>&1 && nice make -j"$jobs" $progs >>make.out 2>&1) ||

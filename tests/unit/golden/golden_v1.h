@@ -37,6 +37,24 @@ static const struct golden_blosc_write {
     {"blosc-zstd:1", HCOMP_DTYPE_INT32}, {"blosc-lz4:9", HCOMP_DTYPE_DOUBLE}, {"blosc-lz4", -1},
 };
 
+/* blosc2.hc and blosc2-bit.hc (tests/unit/data/golden-v3/, made when the c-blosc2 codecs
+ * were added): the same writes with c-blosc2 chunks, each write's transform given by the
+ * hint hcomp_shuffle: bytedelta and delta in blosc2.hc (filters 6, 8; the int32 noise
+ * does not shrink, so it is stored raw), bitshuffle and byte shuffle in blosc2-bit.hc
+ * (filters 4, 2), every tail past the last whole element kept after the chunk. */
+static const struct golden_blosc2_write {
+    const char *codec;
+    int dtype;              /* enum hcomp_dtype, -1: inferred */
+    const char *shuffle;    /* the hint hcomp_shuffle */
+} golden_v3_blosc2_writes[2][GOLDEN_V1_NWRITES] = {
+    {{"blosc2-lz4", -1, "auto"}, {"blosc2-zstd", HCOMP_DTYPE_DOUBLE, "bytedelta"},
+     {"none", -1, "auto"}, {"blosc2-zstd:1", HCOMP_DTYPE_INT32, "delta"},
+     {"blosc2-lz4:9", HCOMP_DTYPE_DOUBLE, "delta"}, {"blosc2-lz4", HCOMP_DTYPE_INT32, "bytedelta"}},
+    {{"blosc2-zstd:9", -1, "auto"}, {"blosc2-lz4", HCOMP_DTYPE_DOUBLE, "bit"},
+     {"none", -1, "auto"}, {"blosc2-zstd:1", HCOMP_DTYPE_INT32, "byte"},
+     {"blosc2-zstd:5", HCOMP_DTYPE_DOUBLE, "byte"}, {"blosc2-zstd", HCOMP_DTYPE_FLOAT, "bit"}},
+};
+
 static inline unsigned char golden_v1_byte(int kind, uint32_t at)
 {
     if (kind == 0) {

@@ -20,7 +20,11 @@
  * was added (`./make_golden_v1 v3`, then `cp -a /tmp/hcomp-golden-v1/. ../data/golden-v3/`):
  * wlogs.hc, the writes of framed.hc each in an open of its own, so each in a writer log of
  * its own, never folded (reclaim never); folded.hc, the same, then hcomp_compact (the logs
- * folded into the mapping file, log generation 1). */
+ * folded into the mapping file, log generation 1).
+ * blosc2.hc and blosc2-bit.hc in tests/unit/data/golden-v3/: made once when the c-blosc2
+ * codecs were added (`./make_golden_v1 blosc2`, libblosc2 2.17.1, then
+ * `cp -a /tmp/hcomp-golden-v1/. ../data/golden-v3/`): the writes of framed.hc in a
+ * version-3 file with golden_v3_blosc2_writes' codecs, element types and transforms. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,7 @@ static void die(const char *what, const hcomp_error *e)
     exit(1);
 }
 
+/* blosc: 1 golden_v1_blosc_writes, 2 and 3 golden_v3_blosc2_writes[0] and [1] */
 static void make(const char *name, const char *config, int compact, int blosc, int framed)
 {
     char path[512];
@@ -42,16 +47,22 @@ static void make(const char *name, const char *config, int compact, int blosc, i
     hcomp_error e;
     for (size_t w = 0; w < GOLDEN_V1_NWRITES; w++) {
         hcomp_options *o = hcomp_options_new();
-        const char *codec = blosc ? golden_v1_blosc_writes[w].codec : golden_v1_writes[w].codec;
+        const struct golden_blosc2_write *b2 = blosc >= 2 ? &golden_v3_blosc2_writes[blosc - 2][w]
+                                                          : NULL;
+        const char *codec = b2 ? b2->codec : blosc ? golden_v1_blosc_writes[w].codec
+                                                   : golden_v1_writes[w].codec;
         if (hcomp_options_set(o, "hcomp_config", config, &e) || hcomp_options_set(o, "hcomp_codec",
             codec, &e) || hcomp_options_set(o, "hcomp_reclaim", "never", &e) ||
+            (b2 && hcomp_options_set(o, "hcomp_shuffle", b2->shuffle, &e)) ||
             hcomp_options_set(o, "hcomp_piece_size", "65536", &e) ||
             (framed && hcomp_options_set(o, "hcomp_block_size", "8192", &e)))
             die("options", &e);
         hcomp_file *f;
         if (hcomp_file_open(path, HCOMP_O_RDWR | HCOMP_O_CREAT, 0644, 1, o, &f, &e))
             die(path, &e);
-        if (blosc && golden_v1_blosc_writes[w].dtype >= 0)
+        if (b2 && b2->dtype >= 0)
+            hcomp_file_set_dtype(f, b2->dtype);
+        else if (blosc == 1 && golden_v1_blosc_writes[w].dtype >= 0)
             hcomp_file_set_dtype(f, golden_v1_blosc_writes[w].dtype);
         unsigned char *b = malloc(golden_v1_writes[w].len);
         for (uint32_t i = 0; i < golden_v1_writes[w].len; i++)
@@ -75,6 +86,7 @@ int main(int argc, char **argv)
     int blosc = argc > 1 && strcmp(argv[1], "blosc") == 0;
     int v2 = argc > 1 && strcmp(argv[1], "v2") == 0;
     int v3 = argc > 1 && strcmp(argv[1], "v3") == 0;
+    int blosc2 = argc > 1 && strcmp(argv[1], "blosc2") == 0;
     mkdir(GOLDEN_V1_DIR, 0755);
     char config[512];
     snprintf(config, sizeof(config), "%s/tiers.json", GOLDEN_V1_DIR);
@@ -82,7 +94,10 @@ int main(int argc, char **argv)
     fprintf(c, "{\"version\": 1, \"tiers\": [{\"name\": \"filedir\", \"path\": \"@filedir\", "
                "\"capacity\": \"unlimited\", \"scope\": \"shared\"}]}\n");
     fclose(c);
-    if (v3) {
+    if (blosc2) {
+        make("blosc2.hc", config, 0, 2, 1);
+        make("blosc2-bit.hc", config, 0, 3, 1);
+    } else if (v3) {
         make("wlogs.hc", config, 0, 0, 1);
         make("folded.hc", config, 1, 0, 1);
     } else if (v2) {
