@@ -34,16 +34,6 @@ static void fill_part(uint8_t *buf, uint64_t len, uint64_t file_off, int part)
     }
 }
 
-static uint64_t ram_bytes(const char *dir)
-{
-    char found[64][4096];
-    int n = t_find_files(dir, ".seg", found, 64);
-    uint64_t sum = 0;
-    for (int i = 0; i < n && i < 64; i++) {
-        struct stat st;
-        if (stat(found[i], &st) == 0)
-            sum += (uint64_t)st.st_blocks * 512;    /* allocated: punched bytes do not count */
-    }
     return sum;
 }
 
@@ -76,7 +66,7 @@ static int write_phase(tctx *t)
     }
     TCHK(MPI_File_write_at_all(fh, (MPI_Offset)off, a, (int)PER_RANK, MPI_BYTE, &st));
     MPI_Barrier(MPI_COMM_WORLD);
-    uint64_t mine = ram_bytes(ram), before = 0;
+    uint64_t mine = t_segment_bytes(ram), before = 0;
     MPI_Allreduce(&mine, &before, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     TASSERT(before > 0, "premise: nothing reached the RAM tier %s before the sync (drain=%s)",
             ram, drain);

@@ -44,16 +44,6 @@ static void fill(uint8_t *b, uint64_t len, uint64_t off, uint64_t seed)
         b[i] = (uint8_t)((off + i) >> 12);
 }
 
-static uint64_t segment_bytes(const char *dir)
-{
-    char found[256][4096];
-    int n = t_find_files(dir, ".seg", found, 256);
-    uint64_t sum = 0;
-    for (int i = 0; i < n && i < 256; i++) {
-        struct stat st;
-        if (stat(found[i], &st) == 0)
-            sum += (uint64_t)st.st_blocks * 512;
-    }
     return sum;
 }
 
@@ -61,11 +51,11 @@ static uint64_t segment_bytes(const char *dir)
 static void expect_drained(const tctx *t, double within, const char *what)
 {
     double t0 = t_now();
-    while (segment_bytes(ram_dir[node_of(t->rank)]) > 0) {
+    while (t_segment_bytes(ram_dir[node_of(t->rank)]) > 0) {
         if (t_now() - t0 > within)
             TFAIL("%s: node-local tier %s still holds %llu bytes after %.0f s", what,
                   ram_dir[node_of(t->rank)],
-                  (unsigned long long)segment_bytes(ram_dir[node_of(t->rank)]), within);
+                  (unsigned long long)t_segment_bytes(ram_dir[node_of(t->rank)]), within);
         usleep(20000);
     }
 }
@@ -114,7 +104,7 @@ static void part_close(const tctx *t, MPI_Info info)
     const char *name = t_name(t, ".close");
     write_blocks(t, name, info, 11, 0, BLOCK);
     /* the close returned before the move: the pieces are still on this node */
-    TASSERT(segment_bytes(ram_dir[node_of(t->rank)]) > 0,
+    TASSERT(t_segment_bytes(ram_dir[node_of(t->rank)]) > 0,
             "the close returned with nothing on node-local tier %s: the engine wrote past "
             "it, or the close drained it (no write-back)", ram_dir[node_of(t->rank)]);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -328,7 +318,7 @@ int main(int argc, char **argv)
     TCHK(MPI_File_write_at(fh, 0, b, (int)BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
     free(b);
     TCHK(MPI_File_close(&fh));
-    int pending = segment_bytes(ram_dir[node_of(t.rank)]) > 0;
+    int pending = t_segment_bytes(ram_dir[node_of(t.rank)]) > 0;
     MPI_Info_free(&info);
     int rank = t.rank;
     MPI_Barrier(MPI_COMM_WORLD);

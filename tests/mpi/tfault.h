@@ -166,6 +166,20 @@ TC_UNUSED static int t_find_files(const char *dir, const char *suffix, char (*ou
     return t_find_n;
 }
 
+/* Bytes allocated to the segment files under dir (punched holes do not count). */
+TC_UNUSED static uint64_t t_segment_bytes(const char *dir)
+{
+    static char found[256][4096];
+    int n = t_find_files(dir, ".seg", found, 256);
+    uint64_t sum = 0;
+    for (int i = 0; i < n && i < 256; i++) {
+        struct stat st;
+        if (stat(found[i], &st) == 0)
+            sum += (uint64_t)st.st_blocks * 512;
+    }
+    return sum;
+}
+
 /* Size of a file, -1 if missing. */
 TC_UNUSED static long long t_file_size(const char *path)
 {
