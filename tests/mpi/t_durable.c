@@ -34,9 +34,6 @@ static void fill_part(uint8_t *buf, uint64_t len, uint64_t file_off, int part)
     }
 }
 
-    return sum;
-}
-
 static const char *opt_value(const tctx *t, const char *name)
 {
     size_t l = strlen(name);

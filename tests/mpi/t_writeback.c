@@ -44,9 +44,6 @@ static void fill(uint8_t *b, uint64_t len, uint64_t off, uint64_t seed)
         b[i] = (uint8_t)((off + i) >> 12);
 }
 
-    return sum;
-}
-
 /* Poll until this rank's node-local tier holds no segment data (its drains done). */
 static void expect_drained(const tctx *t, double within, const char *what)
 {
