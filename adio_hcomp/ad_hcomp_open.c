@@ -83,16 +83,28 @@ void ADIOI_HCOMP_Open(ADIO_File fd, int *error_code)
         *error_code = ADIOI_HCOMP_Error(myname, &err);
         return;
     }
-    /* compression threads: the cores shared by the ranks of this node (no collective
-     * here: with deferred open only aggregators open) */
+    /* compression threads: the cores shared by the ranks of this node; and the storage's
+     * bandwidth shared by them too (no collective here: with deferred open only
+     * aggregators open) */
     char shown[32];
+    const char *local = getenv("MPI_LOCALNRANKS");
+    long nlocal = local ? atol(local) : 1;
+    if (nlocal < 1)
+        nlocal = 1;
     if (opts != NULL && hcomp_options_get(opts, "hcomp_threads", shown, sizeof(shown)) == HCOMP_OK
         && strcmp(shown, "0") == 0) {
-        const char *local = getenv("MPI_LOCALNRANKS");
-        long cores = sysconf(_SC_NPROCESSORS_ONLN), n = local ? atol(local) : 1;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
         char threads[32];
-        snprintf(threads, sizeof(threads), "%ld", n > 0 && cores > n ? cores / n : 1);
+        snprintf(threads, sizeof(threads), "%ld", cores > nlocal ? cores / nlocal : 1);
         (void) hcomp_options_set(opts, "hcomp_threads", threads, &err);
+    }
+    if (opts != NULL && hcomp_options_get(opts, "hcomp_node_writers", shown, sizeof(shown)) == HCOMP_OK
+        && strcmp(shown, "0") == 0) {
+        char writers[32];
+        snprintf(writers, sizeof(writers), "%ld", nlocal);
+        (void) hcomp_options_set(opts, "hcomp_node_writers", writers, &err);
+        if (fd->info != MPI_INFO_NULL)      /* MPI_File_get_info shows the value in use */
+            ADIOI_Info_set(fd->info, "hcomp_node_writers", writers);
     }
     /* ROMIO's create step only creates the file: it is closed at once, before every
      * process opens it */

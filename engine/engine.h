@@ -35,6 +35,8 @@ typedef struct hcomp_engine_settings {
     int shuffle;                    /* 1: byte shuffle is a candidate where the type allows */
     int shuffle_fixed;              /* a fixed codec's transform (enum hcomp_shuffle), -1: its own */
     int drain_at_close;             /* node-local data moves to a shared tier before close returns */
+    unsigned node_writers;          /* processes of the node writing at once: a tier's starting
+                                       speed is shared among them (>= 1) */
     char seed[PATH_MAX];            /* the seed's path; "": the embedded default */
 } hcomp_engine_settings;
 

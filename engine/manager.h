@@ -10,9 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HCOMP_JOB_ALTS 3            /* other encodings a job may try: one per form but the
+#define HCOMP_JOB_ALTS 5            /* other encodings a job may try: one per form but the
                                        choice's (four forms: plain, byte-shuffled,
-                                       bit-shuffled, bytedelta) */
+                                       bit-shuffled, bytedelta), the choice's codec at a
+                                       faster level, the best observed candidate */
 
 typedef struct hcomp_job {
     /* in */

@@ -19,9 +19,9 @@ static const struct {
     double wc, wd, wr;
 } presets[HCOMP_PRIO_COUNT] = {
     {"async", 1, 0, 0},
-    {"archival", 0.001, 0, 0.999},
+    {"archival", 0.01, 0, 0.99},
     {"read_after_write", 0.3, 0.3, 0.4},
-    {"read_bandwidth", 0, 0.5, 0.5},
+    {"read_bandwidth", 0.01, 0.495, 0.495},
     {"write_bandwidth", 0.5, 0, 0.5},
 };
 
@@ -434,6 +434,21 @@ static void opt_show_threads(const hcomp_options *o, char *buf, size_t n)
     snprintf(buf, n, "%u", o->threads);
 }
 
+static int opt_parse_node_writers(hcomp_options *o, const char *key, const char *v, hcomp_error *err)
+{
+    unsigned long n;
+    if (parse_uint(v, 1u << 20, &n) != 0)
+        return hcomp_fail(err, HCOMP_E_INVAL, "hint %s=\"%.200s\": 0 (the job's ranks on the node) "
+                          "or a number of processes up to 1048576", key, v);
+    o->node_writers = (unsigned) n;
+    return HCOMP_OK;
+}
+
+static void opt_show_node_writers(const hcomp_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%u", o->node_writers);
+}
+
 /* the fixed transforms' names, by enum hcomp_shuffle */
 static const char *const shuffle_names[] = {"none", "byte", "bit", "bytedelta", "delta"};
 
@@ -681,6 +696,7 @@ void hcomp_options_engine_settings(const hcomp_options *o, hcomp_engine_settings
     set->shuffle = o->shuffle;
     set->shuffle_fixed = o->shuffle_fixed;
     set->drain_at_close = o->drain == HCOMP_DRAIN_CLOSE;
+    set->node_writers = o->node_writers > 0 ? o->node_writers : 1;
     snprintf(set->seed, sizeof(set->seed), "%s", hcomp_options_seed_path(o));
 }
 

@@ -112,6 +112,15 @@ enum hcomp_access_style {
       "compression threads per process; 0: the node's cores divided among its ranks", \
       "Compression (and decoding) threads per process. `0`: the node's cores divided among " \
       "its ranks.")                                                                 \
+    X("hcomp_node_writers", "0", opt_parse_node_writers, opt_show_node_writers,     \
+      "processes of this node that write at once, sharing its storage; 0: the job's ranks on the node", \
+      "How many processes of this node write at once, sharing the storage's bandwidth: " \
+      "the engine prices each tier at its speed (configured or probed, docs/ENGINE.md " \
+      "\"Tier speeds\") divided by this, until this process's own durable writes there " \
+      "were measured. `0`: under MPI, the job's ranks on this node (`MPI_LOCALNRANKS`); " \
+      "through the C API, 1. Set it where other processes write too (a file per process " \
+      "opened on `MPI_COMM_SELF` counts already; other jobs on the node do not). " \
+      "`MPI_File_get_info` shows the number in use.")                              \
     X("hcomp_shuffle", "auto", opt_parse_shuffle, opt_show_shuffle,                 \
       "`auto`: a byte shuffle of 4- and 8-byte data is a candidate; `off`; or a fixed codec's transform", \
       "`auto`: a byte shuffle of 4- and 8-byte data is one of the engine's candidates; " \
@@ -248,6 +257,7 @@ struct hcomp_options {
     uint32_t block_size;            /* pieces of format-2 files are framed in these;
                                        0: "auto" (hcomp_options_block_size) */
     unsigned threads;               /* 0: as many as the cores */
+    unsigned node_writers;          /* processes of the node sharing its storage (0: 1) */
     int shuffle;                    /* 1: a candidate when the data type allows it */
     int shuffle_fixed;              /* a fixed codec's transform (enum hcomp_shuffle), -1: its own */
     int stats;                      /* -1: $HCOMP_STATS decides */

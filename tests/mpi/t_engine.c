@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     t_delete_quiet(&t, t.target, MPI_INFO_NULL);
 
     uint64_t s_async = run(&t, &tt, "hcomp_priority", "async", "1,0,0");
-    uint64_t s_arch = run(&t, &tt, "hcomp_priority", "archival", "0.001,0,0.999");
+    uint64_t s_arch = run(&t, &tt, "hcomp_priority", "archival", "0.01,0,0.99");
     uint64_t s_w = run(&t, &tt, "hcomp_weights", "0,0,5", "0,0,1");
     TASSERT(s_arch < s_async, "archival stored %llu bytes, async %llu: the weights changed "
             "nothing", (unsigned long long)s_arch, (unsigned long long)s_async);

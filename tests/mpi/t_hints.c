@@ -97,6 +97,15 @@ int main(int argc, char **argv)
         expect_hint(fh, "hcomp_drain", "close", "defaults");
         expect_hint(fh, "hcomp_piece_size", "1048576", "defaults");
         expect_hint(fh, "hcomp_config", t.config, "defaults");
+        /* the storage's bandwidth is shared by the job's ranks on this node */
+        MPI_Comm node;
+        int here;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &here);
+        MPI_Comm_free(&node);
+        char want[16];
+        snprintf(want, sizeof(want), "%d", here);
+        expect_hint(fh, "hcomp_node_writers", want, "defaults");
     }
     write_part(fh, &t, 0);
     TCHK(MPI_File_close(&fh));

@@ -102,6 +102,25 @@ int main(int argc, char **argv)
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     check(MPI_File_open(self ? MPI_COMM_SELF : MPI_COMM_WORLD, target,
                         MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh), "open", rank);
+    /* the storage's bandwidth is priced as shared by the job's ranks on this node, not
+     * by the job's ranks on every node (hcomp_node_writers, docs/ENGINE.md) */
+    if (!failed && strncmp(target, "hcomp:", 6) == 0) {
+        MPI_Comm node;
+        int here, flag = 0;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &here);
+        MPI_Comm_free(&node);
+        MPI_Info got;
+        char val[MPI_MAX_INFO_VAL + 1] = "";
+        check(MPI_File_get_info(fh, &got), "get_info", rank);
+        MPI_Info_get(got, "hcomp_node_writers", MPI_MAX_INFO_VAL, val, &flag);
+        MPI_Info_free(&got);
+        if (!flag || atoi(val) != here) {
+            fprintf(stderr, "rank %d: hcomp_node_writers is '%s', want %d (ranks on this node)\n",
+                    rank, flag ? val : "(missing)", here);
+            failed = 1;
+        }
+    }
     unsigned char *buf = malloc(BLOCK);
     long bad = 0;
     if (!failed) {

@@ -38,6 +38,7 @@ static void test_defaults(void **state)
     assert_get(o, "hcomp_feedback_interval", "16");
     assert_get(o, "hcomp_piece_size", "1048576");
     assert_get(o, "hcomp_threads", "0");
+    assert_get(o, "hcomp_node_writers", "0");
     assert_get(o, "hcomp_shuffle", "auto");
     assert_get(o, "hcomp_drain", "close");
     assert_get(o, "hcomp_flush_after", "1048576");
@@ -66,14 +67,14 @@ static void test_priority_and_weights(void **state)
     assert_int_equal(hcomp_options_set(o, "hcomp_weights", "1,0,1", NULL), HCOMP_OK);
     assert_get(o, "hcomp_weights", "0.5,0,0.5");
     assert_int_equal(hcomp_options_set(o, "hcomp_priority", "archival", NULL), HCOMP_OK);
-    assert_get(o, "hcomp_weights", "0.001,0,0.999");
+    assert_get(o, "hcomp_weights", "0.01,0,0.99");
     assert_int_equal(hcomp_options_set(o, "hcomp_weights", "2,1,1", NULL), HCOMP_OK);
     assert_get(o, "hcomp_weights", "0.5,0.25,0.25");
     assert_get(o, "hcomp_priority", "archival");
     assert_int_equal(hcomp_options_set(o, "hcomp_weights", "", NULL), HCOMP_OK);
-    assert_get(o, "hcomp_weights", "0.001,0,0.999");
+    assert_get(o, "hcomp_weights", "0.01,0,0.99");
     assert_int_equal(hcomp_options_set(o, "hcomp_priority", "read_bandwidth", NULL), HCOMP_OK);
-    assert_get(o, "hcomp_weights", "0,0.5,0.5");
+    assert_get(o, "hcomp_weights", "0.01,0.495,0.495");
     assert_int_equal(hcomp_options_set(o, "hcomp_priority", "write_bandwidth", NULL), HCOMP_OK);
     assert_get(o, "hcomp_weights", "0.5,0,0.5");
     hcomp_options_free(o);
@@ -173,6 +174,7 @@ static void test_set_get_roundtrip(void **state)
         {"hcomp_feedback_interval", "0", "0"},
         {"hcomp_feedback_interval", "64", "64"},
         {"hcomp_threads", "2", "2"},
+        {"hcomp_node_writers", "64", "64"},
         {"hcomp_shuffle", "off", "off"},
         {"hcomp_shuffle", "bytedelta", "bytedelta"},
         {"hcomp_shuffle", "delta", "delta"},
@@ -275,6 +277,8 @@ static void test_invalid_values(void **state)
         {"hcomp_feedback_interval", "-1"},
         {"hcomp_feedback_interval", "many"},
         {"hcomp_threads", "100000"},
+        {"hcomp_node_writers", "-2"},
+        {"hcomp_node_writers", "2000000"},
         {"hcomp_shuffle", "yes"},
         {"hcomp_stats", "maybe"},
         {"hcomp_drain", "sometimes"},

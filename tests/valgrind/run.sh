@@ -9,14 +9,14 @@
 #   tests/valgrind/run.sh                 # every unit test program
 #   tests/valgrind/run.sh test_codecs     # some of them
 #
-# Environment: HCOMP_VALGRIND_TIMEOUT (seconds per program, default 300),
+# Environment: HCOMP_VALGRIND_TIMEOUT (seconds per program, default 600),
 # HCOMP_VALGRIND_BUILD (default <repo>/build/valgrind), HCOMP_JOBS (make jobs and
 # programs run at once, at most 2).
 # Suppressions: tests/valgrind/hcomp.supp (third-party libraries only, each explained).
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${HCOMP_VALGRIND_BUILD:-$repo/build/valgrind}
-limit=${HCOMP_VALGRIND_TIMEOUT:-300}
+limit=${HCOMP_VALGRIND_TIMEOUT:-600}
 jobs=${HCOMP_JOBS:-2}
 [ "$jobs" -gt 2 ] && jobs=2
 supp="$repo/tests/valgrind/hcomp.supp"
