@@ -170,15 +170,28 @@ static int takes_bytedelta(unsigned codec)
  * codecs that see the same bytes (an lzma, brotli and zstd of byte-shuffled particles
  * all came out 25% below their lines): without this, each overrated codec was tried
  * once in turn. */
+static int obs_index(const hcomp_analysis_slot *a, unsigned codec, int level, int form)
+{
+    for (int i = 0; i < a->nobs; i++)
+        if (a->obs_codec[i] == codec && a->obs_level[i] == level && a->obs_form[i] == form)
+            return i;
+    return -1;
+}
+
+int hcomp_engine_observed(const hcomp_analysis_slot *a, unsigned codec, int level, int filter)
+{
+    return obs_index(a, codec, level, form_of(filter));
+}
+
 static hcomp_prediction borrowed(const hcomp_model_prediction *m, const hcomp_analysis_slot *a,
                                  int form)
 {
     hcomp_prediction p = m->pred;
-    for (int i = 0; i < a->nobs; i++)
-        if (a->obs_codec[i] == m->codec && a->obs_level[i] == m->level && a->obs_form[i] == form) {
-            p.ratio = exp(a->obs_lratio[i]);
-            return p;
-        }
+    int i = obs_index(a, m->codec, m->level, form);
+    if (i >= 0) {
+        p.ratio = exp(a->obs_lratio[i]);
+        return p;
+    }
     if (a->form_n[form] == 0)
         return p;
     p.ratio = m->line.ratio * exp(a->form_resid[form]);
@@ -915,11 +928,17 @@ static void fallback_of_untried(const hcomp_analysis_slot *a, const hcdp_input *
 
 static int observed_on(const hcomp_analysis_slot *a, const hcdp_candidate *k)
 {
-    for (int i = 0; i < a->nobs; i++)
-        if (a->obs_codec[i] == k->codec && a->obs_level[i] == k->level &&
-            a->obs_form[i] == form_of(k->filter))
-            return 1;
-    return 0;
+    return hcomp_engine_observed(a, k->codec, k->level, k->filter) >= 0;
+}
+
+/* Adds candidate c to the task's other encodings, unless it is there or they are full. */
+static void add_alt(hcomp_task_plan *task, int c)
+{
+    for (int i = 0; i < task->nalt; i++)
+        if (task->alt[i] == c)
+            return;
+    if (task->nalt < HCOMP_JOB_ALTS)
+        task->alt[task->nalt++] = c;
 }
 
 /* The chosen codec at a faster level, never observed on this data, is encoded as well
@@ -944,9 +963,8 @@ static void faster_level_of_choice(const hcomp_analysis_slot *a, const hcdp_inpu
     for (int c = 1; c < in->ncand; c++) {
         const hcdp_candidate *k = &in->cand[c];
         if (k->codec != ch->codec || k->filter != ch->filter || k->level >= ch->level ||
-            !(k->ratio > 1.0) || !(k->comp_Bps >= LEVEL_TRIAL_SPEEDUP * ch->comp_Bps))
-            continue;
-        if (observed_on(a, k))
+            !(k->ratio > 1.0) || !(k->comp_Bps >= LEVEL_TRIAL_SPEEDUP * ch->comp_Bps) ||
+            observed_on(a, k))
             continue;
         double kc = hcdp_place_cost(in, len, t, c);
         if (best < 0 || kc < best_cost) {
@@ -954,11 +972,8 @@ static void faster_level_of_choice(const hcomp_analysis_slot *a, const hcdp_inpu
             best_cost = kc;
         }
     }
-    for (int i = 0; i < task->nalt && best >= 0; i++)
-        if (task->alt[i] == best)
-            best = -1;
     if (best >= 0)
-        task->alt[task->nalt++] = best;
+        add_alt(task, best);
 }
 
 /* A choice never observed on this data (its ratio borrowed from its form's residual) is
@@ -986,12 +1001,8 @@ static void observed_fallback(const hcomp_analysis_slot *a, const hcdp_input *in
             best_cost = kc;
         }
     }
-    if (best < 0 || best_cost > EXPLORE_SLACK * hcdp_place_cost(in, len, t, choice))
-        return;
-    for (int i = 0; i < task->nalt; i++)
-        if (task->alt[i] == best)
-            return;
-    task->alt[task->nalt++] = best;
+    if (best >= 0 && best_cost <= EXPLORE_SLACK * hcdp_place_cost(in, len, t, choice))
+        add_alt(task, best);
 }
 
 int hcomp_engine_plan(hcomp_engine *e, const void *buf, uint64_t len, hcomp_task_plan *plan,
@@ -1274,12 +1285,8 @@ void hcomp_engine_feedback(hcomp_engine *e, const hcomp_task_plan *plan, const h
             double ratio = (double) job->len / (double) job->coded;
             double speed = job->seconds > 0 ? (double) job->len / job->seconds : 0;
             hcomp_analysis_slot *a = &e->aslot[plan->slot];
-            int form = form_of(job->filter), seen = -1;
+            int form = form_of(job->filter), seen = obs_index(a, job->codec, job->level, form);
             a->form_seen |= 1u << form;
-            for (int i = 0; i < a->nobs && seen < 0; i++)
-                if (a->obs_codec[i] == job->codec && a->obs_level[i] == job->level &&
-                    a->obs_form[i] == form)
-                    seen = i;
             if (seen < 0 && a->nobs < HCOMP_SLOT_OBSERVED) {
                 seen = a->nobs++;
                 a->obs_codec[seen] = job->codec;

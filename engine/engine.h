@@ -91,6 +91,10 @@ typedef struct hcomp_analysis_slot {
     uint64_t shared_gen;
 } hcomp_analysis_slot;
 
+/* The slot's observation of this codec, level and filter's form (pieces of its data stored
+ * with them: their mean ratio is its prediction for this data), or -1: none. */
+int hcomp_engine_observed(const hcomp_analysis_slot *a, unsigned codec, int level, int filter);
+
 /* The engine's state for one open file. path, cfg, tw and stats are the file's: the
  * engine reads the tiers' rooms through the file's writers and counts in its stats. */
 typedef struct hcomp_engine {

@@ -106,8 +106,9 @@ static hcomp_options *drain_never(const fixture *fx)
     return opts(fx, "hcomp_drain", "never", NULL);
 }
 
-static void write_file(const fixture *fx, hcomp_options *o, int dtype, const void *buf, size_t len,
-                       size_t task)
+/* Writes buf in tasks of task bytes; with sync, hcomp_file_sync before the close. */
+static void write_file_sync(const fixture *fx, hcomp_options *o, int dtype, const void *buf,
+                            size_t len, size_t task, int sync)
 {
     hcomp_file *f;
     hcomp_error err;
@@ -119,8 +120,16 @@ static void write_file(const fixture *fx, hcomp_options *o, int dtype, const voi
         if (hcomp_file_pwrite(f, (const char *) buf + off, n, off, &err) != HCOMP_OK)
             fail_msg("pwrite: %s", err.msg);
     }
+    if (sync && hcomp_file_sync(f, &err) != HCOMP_OK)
+        fail_msg("sync: %s", err.msg);
     if (hcomp_file_close(f, &err) != HCOMP_OK)
         fail_msg("close: %s", err.msg);
+}
+
+static void write_file(const fixture *fx, hcomp_options *o, int dtype, const void *buf, size_t len,
+                       size_t task)
+{
+    write_file_sync(fx, o, dtype, buf, len, task, 0);
 }
 
 static int read_file(const fixture *fx, void *buf, size_t len, hcomp_error *err)
@@ -247,21 +256,21 @@ static void test_auto_round_trip_by_kind(void **state)
     free(back);
 }
 
-static void write_file_synced(const fixture *fx, hcomp_options *o, int dtype, const void *buf,
-                              size_t len, size_t task)
+/* Writes the doubles d as one task (synced with sync), checks that they read back, and
+ * returns how many of the file's pieces are lzma; the file is deleted. */
+static uint64_t lzma_pieces(const fixture *fx, hcomp_options *o, const double *d, size_t len,
+                            int sync)
 {
-    hcomp_file *f;
+    write_file_sync(fx, o, HCOMP_DTYPE_DOUBLE, d, len, len, sync);
+    unsigned char *back = malloc(len);
     hcomp_error err;
-    if (hcomp_file_open(fx->file, HCOMP_O_RDWR | HCOMP_O_CREAT, 0600, 1, o, &f, &err) != HCOMP_OK)
-        fail_msg("open: %s", err.msg);
-    hcomp_file_set_dtype(f, dtype);
-    for (size_t off = 0; off < len; off += task) {
-        size_t n = len - off < task ? len - off : task;
-        if (hcomp_file_pwrite(f, (const char *) buf + off, n, off, &err) != HCOMP_OK)
-            fail_msg("pwrite: %s", err.msg);
-    }
-    if (hcomp_file_sync(f, &err) != HCOMP_OK || hcomp_file_close(f, &err) != HCOMP_OK)
-        fail_msg("sync, close: %s", err.msg);
+    if (read_file(fx, back, len, &err) != HCOMP_OK || memcmp(back, d, len) != 0)
+        fail_msg("read back: %s", err.msg);
+    free(back);
+    hcomp_stats st;
+    stat_ok(fx, &st);
+    delete_file(fx);
+    return st.codec[HCOMP_CODEC_LZMA].pieces;
 }
 
 /* A tier declared to write at 2 MB/s, where this process's writes (into the page cache,
@@ -284,17 +293,8 @@ static void test_measured_writes_do_not_raise_speed(void **state)
         for (int k = 0; k < 4; k++) {
             hcomp_options *o = opts(fx, "hcomp_piece_size", "262144", "hcomp_drain", "never",
                                     "hcomp_codecs", "lz4,lzma", NULL);
-            write_file_synced(fx, o, HCOMP_DTYPE_DOUBLE, d, len, len);
+            lzma[k] = lzma_pieces(fx, o, d, len, 1);
             hcomp_options_free(o);
-            unsigned char *back = malloc(len);
-            hcomp_error err;
-            if (read_file(fx, back, len, &err) != HCOMP_OK || memcmp(back, d, len) != 0)
-                fail_msg("read back: %s", err.msg);
-            free(back);
-            hcomp_stats st;
-            stat_ok(fx, &st);
-            lzma[k] = st.codec[HCOMP_CODEC_LZMA].pieces;
-            delete_file(fx);
         }
         for (int k = 0; k < 4; k++)
             if (lzma[k] != 2)
@@ -322,17 +322,8 @@ static void test_node_writers_share_speed(void **state)
     for (int k = 0; k < 2; k++) {
         hcomp_options *o = opts(fx, "hcomp_piece_size", "262144", "hcomp_drain", "never",
                                 "hcomp_codecs", "lz4,lzma", "hcomp_node_writers", writers[k], NULL);
-        write_file(fx, o, HCOMP_DTYPE_DOUBLE, d, len, len);
+        lzma[k] = lzma_pieces(fx, o, d, len, 0);
         hcomp_options_free(o);
-        unsigned char *back = malloc(len);
-        hcomp_error err;
-        if (read_file(fx, back, len, &err) != HCOMP_OK || memcmp(back, d, len) != 0)
-            fail_msg("read back: %s", err.msg);
-        free(back);
-        hcomp_stats st;
-        stat_ok(fx, &st);
-        lzma[k] = st.codec[HCOMP_CODEC_LZMA].pieces;
-        delete_file(fx);
     }
     if (lzma[0] != 0 || lzma[1] != 4)
         fail_msg("lzma pieces of 4: %llu with one writer (want 0), %llu with 1000 (want 4)",
@@ -654,12 +645,8 @@ static void test_observed_ratio_predicts(void **state)
     int checked = 0;
     for (int c = 1; c < plan.input.ncand; c++) {
         const hcdp_candidate *k = &plan.input.cand[c];
-        int form = k->filter == HCOMP_FILTER_NONE ? HCOMP_FORM_PLAIN
-                 : k->filter == HCOMP_FILTER_BITSHUFFLE4 || k->filter == HCOMP_FILTER_BITSHUFFLE8
-                 ? HCOMP_FORM_BITSHUFFLED : HCOMP_FORM_SHUFFLED;
-        for (int i = 0; i < a->nobs; i++) {
-            if (a->obs_codec[i] != k->codec || a->obs_level[i] != k->level || a->obs_form[i] != form)
-                continue;
+        int i = hcomp_engine_observed(a, k->codec, k->level, k->filter);
+        if (i >= 0) {
             if (fabs(k->ratio / exp(a->obs_lratio[i]) - 1.0) > 0.01)
                 fail_msg("%s:%d filter %d: predicted %.3f, its pieces of this data made %.3f",
                          hcomp_codec_by_id(k->codec)->name, k->level, k->filter, k->ratio,
@@ -683,23 +670,9 @@ static void test_observed_ratio_predicts(void **state)
 }
 
 
-static int test_form_of(int filter)
-{
-    switch (filter) {
-    case HCOMP_FILTER_NONE: return HCOMP_FORM_PLAIN;
-    case HCOMP_FILTER_BITSHUFFLE4: case HCOMP_FILTER_BITSHUFFLE8: return HCOMP_FORM_BITSHUFFLED;
-    case HCOMP_FILTER_BYTEDELTA4: case HCOMP_FILTER_BYTEDELTA8: return HCOMP_FORM_BYTEDELTA;
-    default: return HCOMP_FORM_SHUFFLED;
-    }
-}
-
 static int slot_observed(const hcomp_analysis_slot *a, const hcdp_candidate *k)
 {
-    for (int i = 0; i < a->nobs; i++)
-        if (a->obs_codec[i] == k->codec && a->obs_level[i] == k->level &&
-            a->obs_form[i] == test_form_of(k->filter))
-            return 1;
-    return 0;
+    return hcomp_engine_observed(a, k->codec, k->level, k->filter) >= 0;
 }
 
 /* A plan whose choice was never observed on the data also encodes the best candidate
@@ -730,17 +703,13 @@ static void test_unobserved_choice_encodes_observed(void **state)
         }
         if (a->nobs < 2)
             break;
-        for (int i = 0; i < a->nobs; i++)
-            if (a->obs_codec[i] == k->codec && a->obs_level[i] == k->level &&
-                a->obs_form[i] == test_form_of(k->filter)) {
-                a->obs_codec[i] = a->obs_codec[a->nobs - 1];
-                a->obs_level[i] = a->obs_level[a->nobs - 1];
-                a->obs_form[i] = a->obs_form[a->nobs - 1];
-                a->obs_lratio[i] = a->obs_lratio[a->nobs - 1];
-                a->obs_n[i] = a->obs_n[a->nobs - 1];
-                a->nobs--;
-                break;
-            }
+        int i = hcomp_engine_observed(a, k->codec, k->level, k->filter);
+        a->obs_codec[i] = a->obs_codec[a->nobs - 1];
+        a->obs_level[i] = a->obs_level[a->nobs - 1];
+        a->obs_form[i] = a->obs_form[a->nobs - 1];
+        a->obs_lratio[i] = a->obs_lratio[a->nobs - 1];
+        a->obs_n[i] = a->obs_n[a->nobs - 1];
+        a->nobs--;
         a->cand_valid = a->plan_valid = 0;
     }
     if (choice < 0)
