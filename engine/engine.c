@@ -330,13 +330,13 @@ static void candidates(hcomp_engine *e, hcomp_task_plan *plan, const hcomp_analy
 }
 
 /* Bandwidth and latency of a tier: its configuration, else the seed's measurement of
- * it, else a probe of its directory (once per process, by the monitor thread: until it
- * is done), else a guess from its rank:
+ * it, else a probe of its directory (once per node and file system, by the monitor
+ * thread: until it is done), else a guess from its rank:
  * tiers are listed fastest first, so the guess falls five-fold per tier from 10 GB/s.
- * The node's writers share that figure (hcomp_node_writers). Then, unless the tier is
- * emulated or says "measure": false, what this process's own reads there measured
- * replaces the starting value, and its writes may lower it (docs/ENGINE.md, "Tier
- * speeds"). */
+ * The node's writers share that figure (hcomp_node_writers): a probe's figure of several
+ * streams together where it has one. Then, unless the tier is emulated or says
+ * "measure": false, what this process's own reads there measured replaces the starting
+ * value, and its writes may lower it (docs/ENGINE.md, "Tier speeds"). */
 static void tier_speed(hcomp_engine *e, int t, hcdp_tier *out)
 {
     const hcomp_tier *tier = &e->cfg->tier[t];
@@ -357,12 +357,19 @@ static void tier_speed(hcomp_engine *e, int t, hcdp_tier *out)
         }
     }
     int measured = tier->measure && !tier->emulate && e->tw[t].ready;
+    int writers = e->set.node_writers > 1 ? e->set.node_writers : 1;
     if (out->write_Bps <= 0 && measured) {
-        double r, w;
-        hcomp_monitor_probe(e->tw[t].mon, &r, &w);
-        if (w > 0) {
-            out->write_Bps = w;
-            out->read_Bps = r > 0 ? r : w;
+        hcomp_probe_speeds p;
+        hcomp_monitor_probe(e->tw[t].mon, &p);
+        if (p.write_Bps > 0) {
+            out->write_Bps = p.write_Bps;
+            out->read_Bps = p.read_Bps > 0 ? p.read_Bps : p.write_Bps;
+            /* several writers of the node get what several streams got together (more
+             * than one on a disk that queues requests, or over several links) */
+            if (writers > 1 && p.write_all_Bps > out->write_Bps)
+                out->write_Bps = p.write_all_Bps;
+            if (writers > 1 && p.read_all_Bps > out->read_Bps)
+                out->read_Bps = p.read_all_Bps;
         }
     }
     if (out->write_Bps <= 0) {
@@ -371,11 +378,11 @@ static void tier_speed(hcomp_engine *e, int t, hcdp_tier *out)
             guess /= 5;
         out->write_Bps = out->read_Bps = guess;
     }
-    /* those figures are the tier's alone (a probe, a configuration); the processes of the
-     * node that write at once share it (an emulated tier slows each process on its own) */
-    if (!tier->emulate && e->set.node_writers > 1) {
-        out->write_Bps /= e->set.node_writers;
-        out->read_Bps /= e->set.node_writers;
+    /* those figures are the node's (a probe, a configuration); the processes of the node
+     * that write at once share them (an emulated tier slows each process on its own) */
+    if (!tier->emulate && writers > 1) {
+        out->write_Bps /= writers;
+        out->read_Bps /= writers;
     }
     if (measured) {
         hcomp_tier_status st;

@@ -27,12 +27,14 @@ typedef struct watched {
     int refs;
     hcomp_tier_status st;
     io_speed io[2];         /* [0] reads, [1] writes */
-    int probed;             /* 1: probe_* hold the probe's figures */
+    int probed;             /* 1: probe holds the probe's figures */
     int probe_wanted;       /* asked for: the thread runs it on its next pass */
-    double probe_read, probe_write;
+    hcomp_probe_speeds probe;
 } watched;
 
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t mon_wake;     /* a probe is wanted: the thread's pass starts now */
+static int probe_asked;             /* a probe was wanted since the thread's last pass */
 static watched mon[MAX_WATCHED];
 static int mon_started;
 
@@ -77,8 +79,20 @@ static void *monitor_thread(void *arg)
             if (speed)
                 probe_speed_into(which[k], dirs[k]);
         }
-        struct timespec ts = {0, HCOMP_MONITOR_PERIOD_MS * 1000000L};
-        nanosleep(&ts, NULL);
+        /* the next pass in HCOMP_MONITOR_PERIOD_MS, or at once when a probe is wanted
+         * (the plans meanwhile price the tier at a guess) */
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += HCOMP_MONITOR_PERIOD_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&mon_lock);
+        while (!probe_asked && pthread_cond_timedwait(&mon_wake, &mon_lock, &until) == 0)
+            ;
+        probe_asked = 0;
+        pthread_mutex_unlock(&mon_lock);
     }
     return NULL;
 }
@@ -103,11 +117,17 @@ int hcomp_monitor_watch(const char *dir)
             memset(mon[h].io, 0, sizeof(mon[h].io));
             mon[h].probed = 0;
             mon[h].probe_wanted = 0;
+            memset(&mon[h].probe, 0, sizeof(mon[h].probe));
         }
     }
     if (h >= 0)
         mon[h].refs++;
     if (h >= 0 && !mon_started) {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&mon_wake, &ca);
+        pthread_condattr_destroy(&ca);
         pthread_t t;
         pthread_attr_t a;
         pthread_attr_init(&a);
@@ -201,44 +221,97 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Write, sync, drop from the page cache and read back PROBE_BYTES in dir, PROBE_ROUNDS
- * times (each round its own 4 MiB of the file, so each write allocates as the first did);
- * the median round's speeds of each direction: one round slowed by other I/O, or read
- * back from a cache the drop does not reach, does not decide the figure the node keeps. */
-static int probe_speed(const char *dir, double *r, double *w)
+/* One stream of a probe round: its own file, its PROBE_BYTES at base written and synced
+ * (read 0), or read back (read 1); from a thread when the round has several streams. */
+typedef struct probe_stream {
+    int fd;
+    off_t base;
+    int read;
+    int ok;
+    unsigned char *buf;     /* PROBE_CHUNK bytes */
+} probe_stream;
+
+static void *stream_run(void *arg)
 {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof(path), "%s/.hcomp-probe-%ld-%lx", dir, (long) getpid(),
-                 (unsigned long) pthread_self()) >= (int) sizeof(path))
-        return -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    unlink(path);           /* nothing is left behind, whatever happens next */
-    static unsigned char buf[PROBE_CHUNK];
-    for (size_t i = 0; i < sizeof(buf); i++)
-        buf[i] = (unsigned char) (i * 2654435761u >> 13);
+    probe_stream *s = arg;
+    for (uint32_t off = 0; s->ok && off < PROBE_BYTES; off += PROBE_CHUNK)
+        s->ok = (s->read ? pread(s->fd, s->buf, PROBE_CHUNK, s->base + off)
+                         : pwrite(s->fd, s->buf, PROBE_CHUNK, s->base + off)) == (ssize_t) PROBE_CHUNK;
+    s->ok = s->ok && (s->read || fdatasync(s->fd) == 0);
+    return NULL;
+}
+
+/* Run n streams at once (the first on this thread); the seconds until the last is done,
+ * or -1 when one failed. */
+static double streams_run(probe_stream *s, int n, int read)
+{
+    pthread_t t[HCOMP_PROBE_STREAMS];
+    int started[HCOMP_PROBE_STREAMS] = {0};
+    double t0 = hcomp_now();
+    for (int i = 0; i < n; i++) {
+        s[i].read = read;
+        s[i].ok = 1;
+        if (i > 0)
+            started[i] = pthread_create(&t[i], NULL, stream_run, &s[i]) == 0;
+    }
+    for (int i = 1; i < n; i++)
+        if (!started[i])
+            stream_run(&s[i]);
+    stream_run(&s[0]);
     int ok = 1;
+    for (int i = 0; i < n; i++) {
+        if (started[i])
+            pthread_join(t[i], NULL);
+        ok = ok && s[i].ok;
+    }
+    double t1 = hcomp_now();
+    return ok && t1 > t0 ? t1 - t0 : -1;
+}
+
+/* Write, sync, drop from the page cache and read back PROBE_BYTES in dir per stream, with
+ * n streams at once (n files), PROBE_ROUNDS times (each round its own 4 MiB of each file,
+ * so each write allocates as the first did); the median round's speeds of each direction,
+ * all streams' bytes together: one round slowed by other I/O, or read back from a cache
+ * the drop does not reach, does not decide the figure the node keeps. */
+static int probe_speed(const char *dir, int n, double *r, double *w)
+{
+    probe_stream s[HCOMP_PROBE_STREAMS];
+    int made = 0, ok = 1;
+    for (; ok && made < n; made++) {
+        char path[PATH_MAX];
+        s[made].buf = NULL;
+        s[made].fd = -1;
+        ok = snprintf(path, sizeof(path), "%s/.hcomp-probe-%ld-%lx-%d", dir, (long) getpid(),
+                      (unsigned long) pthread_self(), made) < (int) sizeof(path);
+        if (ok)
+            s[made].fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        ok = ok && s[made].fd >= 0;
+        if (ok)
+            unlink(path);   /* nothing is left behind, whatever happens next */
+        s[made].buf = ok ? malloc(PROBE_CHUNK) : NULL;
+        ok = ok && s[made].buf != NULL;
+        for (size_t i = 0; ok && i < PROBE_CHUNK; i++)
+            s[made].buf[i] = (unsigned char) ((i + (size_t) made * 977) * 2654435761u >> 13);
+    }
     double rs[PROBE_ROUNDS], ws[PROBE_ROUNDS];
     for (int k = 0; ok && k < PROBE_ROUNDS; k++) {
-        off_t base = (off_t) k * PROBE_BYTES;
-        double t0 = hcomp_now();
-        for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
-            ok = pwrite(fd, buf, PROBE_CHUNK, base + off) == (ssize_t) PROBE_CHUNK;
-        ok = ok && fdatasync(fd) == 0;
-        double t1 = hcomp_now();
-        (void) posix_fadvise(fd, base, PROBE_BYTES, POSIX_FADV_DONTNEED);
-        double t2 = hcomp_now();
-        for (uint32_t off = 0; ok && off < PROBE_BYTES; off += PROBE_CHUNK)
-            ok = pread(fd, buf, PROBE_CHUNK, base + off) == (ssize_t) PROBE_CHUNK;
-        double t3 = hcomp_now();
-        ok = ok && t1 > t0 && t3 > t2;
+        for (int i = 0; i < n; i++)
+            s[i].base = (off_t) k * PROBE_BYTES;
+        double tw = streams_run(s, n, 0);
+        for (int i = 0; i < n; i++)
+            (void) posix_fadvise(s[i].fd, s[i].base, PROBE_BYTES, POSIX_FADV_DONTNEED);
+        double tr = tw > 0 ? streams_run(s, n, 1) : -1;
+        ok = tw > 0 && tr > 0;
         if (ok) {
-            ws[k] = PROBE_BYTES / (t1 - t0);
-            rs[k] = PROBE_BYTES / (t3 - t2);
+            ws[k] = (double) PROBE_BYTES * n / tw;
+            rs[k] = (double) PROBE_BYTES * n / tr;
         }
     }
-    close(fd);
+    for (int i = 0; i < made; i++) {
+        if (s[i].fd >= 0)
+            close(s[i].fd);
+        free(s[i].buf);
+    }
     if (!ok)
         return -1;
     qsort(rs, PROBE_ROUNDS, sizeof(rs[0]), cmp_double);
@@ -250,38 +323,56 @@ static int probe_speed(const char *dir, double *r, double *w)
 
 /* The probe of slot h's directory dir, its figures kept (run by the monitor thread): from
  * the node's cache when a process probed dir's file system within HCOMP_PROBE_MAX_AGE,
- * else probed here and cached; while another process of the node probes it, left for a
- * later pass. */
+ * else probed here (one stream, then HCOMP_PROBE_STREAMS at once) and cached; while
+ * another process of the node probes it, left for a later pass. */
 static void probe_speed_into(int h, const char *dir)
 {
-    double r = 0, w = 0;
+    hcomp_probe_speeds p;
+    memset(&p, 0, sizeof(p));
     int lock_fd = -1;
-    int c = hcomp_probe_cache_begin(dir, &r, &w, &lock_fd);
+    int c = hcomp_probe_cache_begin(dir, &p, &lock_fd);
     if (c == HCOMP_PROBE_BUSY)
         return;
     if (c != HCOMP_PROBE_CACHED) {
-        if (probe_speed(dir, &r, &w) != 0)
-            r = w = 0;
-        hcomp_probe_cache_end(lock_fd, r, w);
+        if (probe_speed(dir, 1, &p.read_Bps, &p.write_Bps) != 0)
+            memset(&p, 0, sizeof(p));
+        else if (probe_speed(dir, HCOMP_PROBE_STREAMS, &p.read_all_Bps, &p.write_all_Bps) != 0)
+            p.read_all_Bps = p.write_all_Bps = 0;   /* one stream's figures still stand */
+        hcomp_probe_cache_end(lock_fd, &p);
     }
     pthread_mutex_lock(&mon_lock);
     if (!mon[h].probed && strcmp(mon[h].dir, dir) == 0) {
         mon[h].probed = 1;      /* once, even if it failed: a directory we cannot write */
-        mon[h].probe_read = r;
-        mon[h].probe_write = w;
+        mon[h].probe = p;
     }
     pthread_mutex_unlock(&mon_lock);
 }
 
-void hcomp_monitor_probe(int h, double *read_Bps, double *write_Bps)
+void hcomp_monitor_probe(int h, hcomp_probe_speeds *out)
 {
-    *read_Bps = *write_Bps = 0;
+    memset(out, 0, sizeof(*out));
     if (h < 0 || h >= MAX_WATCHED)
         return;
     pthread_mutex_lock(&mon_lock);
-    if (!mon[h].probed)
+    if (!mon[h].probed && !mon[h].probe_wanted) {
+        /* the first ask: a probe the node has cached is taken now, so that no plan of
+         * this process prices the tier at a guess meanwhile (the thread's next pass was up
+         * to HCOMP_MONITOR_PERIOD_MS away, a short job's first writes) */
+        char dir[PATH_MAX];
+        memcpy(dir, mon[h].dir, sizeof(dir));
         mon[h].probe_wanted = 1;
-    *read_Bps = mon[h].probe_read;
-    *write_Bps = mon[h].probe_write;
+        pthread_mutex_unlock(&mon_lock);
+        hcomp_probe_speeds p;
+        int cached = hcomp_probe_cache_peek(dir, &p);
+        pthread_mutex_lock(&mon_lock);
+        if (cached && !mon[h].probed && strcmp(mon[h].dir, dir) == 0) {
+            mon[h].probed = 1;
+            mon[h].probe = p;
+        } else if (!mon[h].probed) {
+            probe_asked = 1;
+            pthread_cond_signal(&mon_wake);
+        }
+    }
+    *out = mon[h].probe;
     pthread_mutex_unlock(&mon_lock);
 }

@@ -19,6 +19,16 @@ typedef struct hcomp_tier_status {
     double read_Bps, write_Bps;     /* measured (0: not yet; see hcomp_monitor_observe) */
 } hcomp_tier_status;
 
+/* What a probe of a tier directory found: one stream's speeds, and HCOMP_PROBE_STREAMS
+ * streams' together (writing and syncing, then reading back, at once: what a node's
+ * several writers get; 0 when not known). */
+typedef struct hcomp_probe_speeds {
+    double read_Bps, write_Bps;
+    double read_all_Bps, write_all_Bps;
+} hcomp_probe_speeds;
+
+#define HCOMP_PROBE_STREAMS 2
+
 /* Measured throughput counts once this many operations were observed. */
 #define HCOMP_MONITOR_MIN_OBS 4
 /* Reads and writes smaller than this are latency more than throughput: not counted. */
@@ -37,10 +47,11 @@ void hcomp_monitor_queue(int handle, int64_t delta);
  * figures decay (each operation weighs 10% less than the next), so they follow a tier
  * whose speed changes (contention, a cache that filled). */
 void hcomp_monitor_observe(int handle, int is_write, uint64_t bytes, double seconds);
-/* Read and write throughput of the directory, measured once per process by writing,
- * syncing and reading back a 4 MiB file in it (removed after); 0 until the monitor
- * thread has run the probe (the first call asks for it: no caller waits for its I/O),
- * and when it cannot be. */
-void hcomp_monitor_probe(int handle, double *read_Bps, double *write_Bps);
+/* The probe of the directory's file system (hcomp_probe_speeds; all 0 while not known,
+ * and when it cannot be). The first call reads the node's cache of probes
+ * (tiers/probe_cache.h) at once; when it holds none, the monitor thread is woken to probe
+ * (write, sync and read back 4 MiB, three rounds, alone and HCOMP_PROBE_STREAMS streams
+ * at once) and cache it: no caller waits for that I/O. */
+void hcomp_monitor_probe(int handle, hcomp_probe_speeds *out);
 
 #endif

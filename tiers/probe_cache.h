@@ -11,7 +11,9 @@
  * else /dev/shm/hcomp-UID.cache, else $TMPDIR (or /tmp)/hcomp-UID.cache; created mode
  * 0700, and used only if it is a real directory of this user that no one else can enter
  * (else every process probes, as before). One file per file system, named by its device
- * number ("probe-DEV"): "hcomp-probe 1 READ_Bps WRITE_Bps UNIX_TIME". Directories on one
+ * number ("probe-DEV"): "hcomp-probe 2 READ_Bps WRITE_Bps READ_ALL_Bps WRITE_ALL_Bps
+ * UNIX_TIME" (one stream's speeds, then HCOMP_PROBE_STREAMS streams' together; a version-1
+ * line, one stream's alone, is probed again). Directories on one
  * file system share its probe: when each directory had its own, each new one (a job's new
  * output directory, a test's) was probed again, each time under whatever other I/O ran
  * (this machine's disk: 0.08 to 1.6 GB/s read back over one hour's probes). */
@@ -22,9 +24,12 @@
  * another job's I/O misleads every job of the node while it stands (here one taken during
  * the test suite read 123 MB/s and wrote 15 MB/s, against 1.7 GB/s and 580 MB/s idle, and
  * for the hour it stood the engine compressed a VPIC-IO write into zstd and blosc-lz4 that
- * it stores mostly as it is with the idle figures, taking 30% longer). A probe costs about 25 ms
- * and 12 MiB of I/O, once per node, user and file system in that time. */
+ * it stores mostly as it is with the idle figures, taking 30% longer). A probe costs 36 MiB
+ * of I/O (one stream, then two; about twice one stream's 25 ms), once per node, user and file system in that
+ * time. */
 #define HCOMP_PROBE_MAX_AGE 600.0
+
+#include "monitor.h"
 
 enum {
     HCOMP_PROBE_NO_CACHE = -1,  /* probe alone: there is no cache to share it through */
@@ -35,8 +40,11 @@ enum {
 
 /* What to do about a probe of dir; with HCOMP_PROBE_MINE, *lock_fd holds the lock that
  * keeps the node's other processes from probing dir meanwhile. */
-int hcomp_probe_cache_begin(const char *dir, double *read_Bps, double *write_Bps, int *lock_fd);
-/* Store a probe (when both speeds are positive) and release the lock. */
-void hcomp_probe_cache_end(int lock_fd, double read_Bps, double write_Bps);
+int hcomp_probe_cache_begin(const char *dir, hcomp_probe_speeds *out, int *lock_fd);
+/* Store a probe (when its one-stream speeds are positive) and release the lock. */
+void hcomp_probe_cache_end(int lock_fd, const hcomp_probe_speeds *p);
+/* A fresh probe of dir's file system, read without the lock (while another process
+ * probes, the entry may be empty or old: then 0); 1 and *out filled, else 0. */
+int hcomp_probe_cache_peek(const char *dir, hcomp_probe_speeds *out);
 
 #endif

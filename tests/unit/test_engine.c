@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hcomp.h"
@@ -327,6 +328,51 @@ static void test_node_writers_share_speed(void **state)
     }
     if (lzma[0] != 0 || lzma[1] != 4)
         fail_msg("lzma pieces of 4: %llu with one writer (want 0), %llu with 1000 (want 4)",
+                 (unsigned long long) lzma[0], (unsigned long long) lzma[1]);
+    free(d);
+}
+
+/* A tier with no stated speed is priced at the node's probe, read from the node's cache at
+ * the first plan; several writers of a node share what several streams got together. */
+static void test_node_writers_share_probed_aggregate(void **state)
+{
+    fixture *fx = *state;
+    const size_t len = 3 * 256 * 1024;      /* three pieces: fewer writes than are measured */
+    double *d = smooth(len / 8);
+    char json[4 * PATH_MAX], cache[PATH_MAX + 16], entry[2 * PATH_MAX], line[128];
+    snprintf(cache, sizeof(cache), "%s/cache", fx->base);
+    assert_int_equal(mkdir(cache, 0700), 0);
+    char *old_cache = getenv("HCOMP_CACHE_DIR") ? strdup(getenv("HCOMP_CACHE_DIR")) : NULL;
+    setenv("HCOMP_CACHE_DIR", cache, 1);
+    /* one stream 2 GB/s; two streams together 2 TB/s, or not known; each in a directory
+     * of its own (the process's monitor keeps a directory's probe) */
+    const char *together[2] = {"2e12", "0"};
+    const char *dir[2] = {fx->t0, fx->t1};
+    uint64_t lzma[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(json, sizeof(json),
+                 "{\"version\": 1, \"tiers\": [{\"name\": \"disk\", \"path\": \"%s\", "
+                 "\"latency\": \"1us\"}]}\n", dir[k]);
+        write_text(fx->config, json);
+        struct stat st;
+        assert_int_equal(stat(dir[k], &st), 0);
+        snprintf(entry, sizeof(entry), "%s/probe-%llx", cache, (unsigned long long) st.st_dev);
+        snprintf(line, sizeof(line), "hcomp-probe 2 2e9 2e9 %s %s %.0f\n", together[k],
+                 together[k], (double) time(NULL));
+        write_text(entry, line);
+        hcomp_options *o = opts(fx, "hcomp_piece_size", "262144", "hcomp_drain", "never",
+                                "hcomp_codecs", "lz4,lzma", "hcomp_node_writers", "1000", NULL);
+        lzma[k] = lzma_pieces(fx, o, d, len, 0);
+        hcomp_options_free(o);
+    }
+    if (old_cache != NULL)
+        setenv("HCOMP_CACHE_DIR", old_cache, 1);
+    else
+        unsetenv("HCOMP_CACHE_DIR");
+    free(old_cache);
+    if (lzma[0] != 0 || lzma[1] != 3)
+        fail_msg("lzma pieces of 3 for 1000 writers: %llu with 2 TB/s for two streams (want "
+                 "0), %llu with one stream's 2 GB/s alone (want 3)",
                  (unsigned long long) lzma[0], (unsigned long long) lzma[1]);
     free(d);
 }
@@ -1454,6 +1500,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_weights_change_decision, setup, teardown),
         cmocka_unit_test_setup_teardown(test_measured_writes_do_not_raise_speed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_writers_share_speed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_writers_share_probed_aggregate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixed_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shuffle_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archival_on_particles, setup, teardown),

@@ -475,52 +475,63 @@ static void test_probe_cache(void **state)
     snprintf(tier, sizeof(tier), "%s/tier", dir);
     assert_int_equal(mkdir(tier, 0755), 0);
     setenv("HCOMP_CACHE_DIR", cache, 1);
-    double r = 0, w = 0;
+    hcomp_probe_speeds p = {0, 0, 0, 0};
+    const hcomp_probe_speeds found = {5e8, 1.25e9, 7e8, 2.5e9}, failed = {0, 0, 0, 0};
     int fd = -1, fd2 = -1;
 
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_MINE);
     assert_true(fd >= 0);
     struct stat st;
     assert_int_equal(lstat(cache, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0700);
     /* meanwhile another process (another open file description) does not probe */
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd2), HCOMP_PROBE_BUSY);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd2), HCOMP_PROBE_BUSY);
     assert_int_equal(fd2, -1);
-    hcomp_probe_cache_end(fd, 5e8, 1.25e9);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
+    hcomp_probe_cache_end(fd, &found);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_CACHED);
     assert_int_equal(fd, -1);
-    assert_near(r, 5e8);
-    assert_near(w, 1.25e9);
+    assert_near(p.read_Bps, 5e8);
+    assert_near(p.write_Bps, 1.25e9);
+    assert_near(p.read_all_Bps, 7e8);
+    assert_near(p.write_all_Bps, 2.5e9);
+    /* read without the lock, as a process's first plan does */
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(hcomp_probe_cache_peek(tier, &p), 1);
+    assert_near(p.write_all_Bps, 2.5e9);
     /* another directory of the same file system (a new job's) takes the same figures */
     char other[600];
     snprintf(other, sizeof(other), "%s/other-job", dir);
     assert_int_equal(mkdir(other, 0755), 0);
-    r = w = 0;
-    assert_int_equal(hcomp_probe_cache_begin(other, &r, &w, &fd), HCOMP_PROBE_CACHED);
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(hcomp_probe_cache_begin(other, &p, &fd), HCOMP_PROBE_CACHED);
     assert_int_equal(fd, -1);
-    assert_near(r, 5e8);
-    assert_near(w, 1.25e9);
+    assert_near(p.read_Bps, 5e8);
+    assert_near(p.write_Bps, 1.25e9);
     /* a failed probe is not stored */
     write_probe(cache, tier, "");
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
-    hcomp_probe_cache_end(fd, 0, 0);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
-    hcomp_probe_cache_end(fd, 0, 0);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_MINE);
+    hcomp_probe_cache_end(fd, &failed);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_MINE);
+    hcomp_probe_cache_end(fd, &failed);
 
     /* stale (fifteen minutes: a probe stands for ten, HCOMP_PROBE_MAX_AGE; two hours),
      * from the future, damaged or of another version: probed again */
     double now = (double) time(NULL);
-    const char *bad[] = {"hcomp-probe 1 5e8 1e9 %.0f\n", "hcomp-probe 1 5e8 1e9 %.0f\n",
-                         "hcomp-probe 1 5e8 1e9 %.0f\n",
-                         "hcomp-probe 1 nan 1e9 %.0f\n", "hcomp-probe 1 -5 1e9 %.0f\n",
-                         "hcomp-probe 2 5e8 1e9 %.0f\n", "garbage %.0f"};
-    double when[] = {now - 900, now - 7200, now + 3600, now, now, now, now};
+    const char *bad[] = {"hcomp-probe 2 5e8 1e9 0 0 %.0f\n", "hcomp-probe 2 5e8 1e9 0 0 %.0f\n",
+                         "hcomp-probe 2 5e8 1e9 0 0 %.0f\n",
+                         "hcomp-probe 2 nan 1e9 0 0 %.0f\n", "hcomp-probe 2 -5 1e9 0 0 %.0f\n",
+                         "hcomp-probe 2 5e8 1e9 -1 0 %.0f\n",
+                         "hcomp-probe 1 5e8 1e9 %.0f\n", "hcomp-probe 3 5e8 1e9 0 0 %.0f\n",
+                         "garbage %.0f"};
+    double when[] = {now - 900, now - 7200, now + 3600, now, now, now, now, now, now};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         snprintf(text, sizeof(text), bad[i], when[i]);
         write_probe(cache, tier, text);
-        if (hcomp_probe_cache_begin(tier, &r, &w, &fd) != HCOMP_PROBE_MINE)
+        if (hcomp_probe_cache_begin(tier, &p, &fd) != HCOMP_PROBE_MINE)
             fail_msg("cache entry \"%s\" was taken as a fresh probe", text);
-        hcomp_probe_cache_end(fd, 0, 0);
+        if (hcomp_probe_cache_peek(tier, &p) != 0)
+            fail_msg("cache entry \"%s\" was read as a fresh probe", text);
+        hcomp_probe_cache_end(fd, &failed);
     }
     /* storing a probe removes entries older than a probe stands */
     char old_entry[1024];
@@ -528,24 +539,27 @@ static void test_probe_cache(void **state)
     write_file(old_entry, "hcomp-probe 1 1 1 1\n");
     struct timespec ages[2] = {{(time_t) now - 7200, 0}, {(time_t) now - 7200, 0}};
     assert_int_equal(utimensat(AT_FDCWD, old_entry, ages, 0), 0);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
-    hcomp_probe_cache_end(fd, 0, 0);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_MINE);
+    hcomp_probe_cache_end(fd, &failed);
     assert_int_equal(access(old_entry, F_OK), -1);
     /* ... but not the stale entry that is being probed again: it takes the new probe */
-    snprintf(text, sizeof(text), "hcomp-probe 1 5e8 1e9 %.0f\n", now - 7200);
+    snprintf(text, sizeof(text), "hcomp-probe 2 5e8 1e9 0 0 %.0f\n", now - 7200);
     write_probe(cache, tier, text);
     char held[1024];
     assert_int_equal(stat(tier, &st), 0);
     snprintf(held, sizeof(held), "%s/probe-%llx", cache, (unsigned long long) st.st_dev);
     assert_int_equal(utimensat(AT_FDCWD, held, ages, 0), 0);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_MINE);
-    hcomp_probe_cache_end(fd, 3e8, 4e8);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
-    assert_near(w, 4e8);
-    snprintf(text, sizeof(text), "hcomp-probe 1 7e8 9e8 %.0f\n", now - 300);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_MINE);
+    const hcomp_probe_speeds again = {3e8, 4e8, 0, 0};
+    hcomp_probe_cache_end(fd, &again);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_CACHED);
+    assert_near(p.write_Bps, 4e8);
+    assert_near(p.write_all_Bps, 0);
+    snprintf(text, sizeof(text), "hcomp-probe 2 7e8 9e8 8e8 1.1e9 %.0f\n", now - 300);
     write_probe(cache, tier, text);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_CACHED);
-    assert_near(w, 9e8);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_CACHED);
+    assert_near(p.write_Bps, 9e8);
+    assert_near(p.write_all_Bps, 1.1e9);
 
     /* a planted symbolic link in place of the entry is not followed */
     char entry[1024], victim[512];
@@ -555,8 +569,9 @@ static void test_probe_cache(void **state)
     write_file(victim, "mine\n");
     assert_int_equal(unlink(entry), 0);
     assert_int_equal(symlink(victim, entry), 0);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_NO_CACHE);
     assert_int_equal(fd, -1);
+    assert_int_equal(hcomp_probe_cache_peek(tier, &p), 0);
     FILE *v = fopen(victim, "r");
     assert_non_null(v);
     assert_non_null(fgets(text, sizeof(text), v));
@@ -565,15 +580,16 @@ static void test_probe_cache(void **state)
 
     /* a cache directory others can enter, or a link to one, or "off": no cache */
     assert_int_equal(chmod(cache, 0755), 0);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_NO_CACHE);
     assert_int_equal(chmod(cache, 0700), 0);
     snprintf(link, sizeof(link), "%s/cache-link", dir);
     assert_int_equal(symlink(cache, link), 0);
     setenv("HCOMP_CACHE_DIR", link, 1);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_NO_CACHE);
     setenv("HCOMP_CACHE_DIR", "off", 1);
-    assert_int_equal(hcomp_probe_cache_begin(tier, &r, &w, &fd), HCOMP_PROBE_NO_CACHE);
-    hcomp_probe_cache_end(-1, 1, 1);        /* nothing held: nothing done */
+    assert_int_equal(hcomp_probe_cache_begin(tier, &p, &fd), HCOMP_PROBE_NO_CACHE);
+    const hcomp_probe_speeds ones = {1, 1, 1, 1};
+    hcomp_probe_cache_end(-1, &ones);        /* nothing held: nothing done */
     env_restore(&env);
 }
 
