@@ -849,6 +849,18 @@ static int plan_room_holds(const hcomp_analysis_slot *a, const hcdp_input *in)
     return 1;
 }
 
+/* Candidate c, if it is the cheapest by the objective so far (*best: -1 for none yet):
+ * the search of the trials below, each over the candidates it allows. */
+static void keep_cheapest(const hcdp_input *in, uint64_t len, int t, int c, int *best,
+                          double *best_cost)
+{
+    double kc = hcdp_place_cost(in, len, t, c);
+    if (*best < 0 || kc < *best_cost) {
+        *best = c;
+        *best_cost = kc;
+    }
+}
+
 /* A form of the data (plain, byte-shuffled, bit-shuffled) that no piece of this data has
  * been stored in is tried once, with its best candidate, when that is predicted to cost at
  * most EXPLORE_SLACK times the chosen one: the regression can underrate a whole form for
@@ -873,11 +885,7 @@ static int explore_form(hcomp_analysis_slot *a, const hcdp_input *in, hcdp_plan 
         if ((a->form_tried >> f & 1u) || a->form_n[f] > 0 || !(k->ratio > 1.0) ||
             (double) len / k->ratio + HCOMP_PIECE_HEADER_SIZE > (double) in->tier[t].room)
             continue;
-        double kc = hcdp_place_cost(in, len, t, c);
-        if (best < 0 || kc < best_cost) {
-            best = c;
-            best_cost = kc;
-        }
+        keep_cheapest(in, len, t, c, &best, &best_cost);
     }
     double cost = hcdp_place_cost(in, len, t, chosen);
     if (best < 0 || best_cost > EXPLORE_SLACK * cost)
@@ -922,11 +930,7 @@ static void fallback_of_untried(const hcomp_analysis_slot *a, const hcdp_input *
             if (form_of(k->filter) != f || !(k->ratio > 1.0) ||
                 (speed > 0 && k->comp_Bps > 0 && k->comp_Bps < speed))
                 continue;
-            double kc = hcdp_place_cost(in, len, t, c);
-            if (best < 0 || kc < best_cost) {
-                best = c;
-                best_cost = kc;
-            }
+            keep_cheapest(in, len, t, c, &best, &best_cost);
         }
         if (best >= 0)
             task->alt[task->nalt++] = best;
@@ -973,11 +977,7 @@ static void faster_level_of_choice(const hcomp_analysis_slot *a, const hcdp_inpu
             !(k->ratio > 1.0) || !(k->comp_Bps >= LEVEL_TRIAL_SPEEDUP * ch->comp_Bps) ||
             observed_on(a, k))
             continue;
-        double kc = hcdp_place_cost(in, len, t, c);
-        if (best < 0 || kc < best_cost) {
-            best = c;
-            best_cost = kc;
-        }
+        keep_cheapest(in, len, t, c, &best, &best_cost);
     }
     if (best >= 0)
         add_alt(task, best);
@@ -1002,11 +1002,7 @@ static void observed_fallback(const hcomp_analysis_slot *a, const hcdp_input *in
     for (int c = 1; c < in->ncand; c++) {
         if (c == choice || !(in->cand[c].ratio > 1.0) || !observed_on(a, &in->cand[c]))
             continue;
-        double kc = hcdp_place_cost(in, len, t, c);
-        if (best < 0 || kc < best_cost) {
-            best = c;
-            best_cost = kc;
-        }
+        keep_cheapest(in, len, t, c, &best, &best_cost);
     }
     if (best >= 0 && best_cost <= EXPLORE_SLACK * hcdp_place_cost(in, len, t, choice))
         add_alt(task, best);
